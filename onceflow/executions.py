@@ -1,0 +1,129 @@
+"""Waiting for executions and reading what they did. Every wait is bounded."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+
+
+class ExecutionTimeout(AssertionError):
+    """An execution did not finish in time; the message carries its last history events."""
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    arn: str
+    name: str
+    status: str
+    input: dict[str, Any]
+    history: list[dict[str, Any]]
+
+    @property
+    def path(self) -> list[str]:
+        """The states entered, in order."""
+        return [e["stateEnteredEventDetails"]["name"] for e in self.history if "stateEnteredEventDetails" in e]
+
+    def task_failures(self, state: str | None = None) -> list[dict[str, Any]]:
+        """TaskFailed details (error, cause), optionally only for one state."""
+        failures, current = [], None
+        for event in self.history:
+            if "stateEnteredEventDetails" in event:
+                current = event["stateEnteredEventDetails"]["name"]
+            if event["type"] == "TaskFailed" and (state is None or current == state):
+                failures.append(event["taskFailedEventDetails"])
+        return failures
+
+    def attempts(self, state: str) -> int:
+        """How many times the task of `state` was scheduled (1 + retries)."""
+        count, current = 0, None
+        for event in self.history:
+            if "stateEnteredEventDetails" in event:
+                current = event["stateEnteredEventDetails"]["name"]
+            if event["type"] == "TaskScheduled" and current == state:
+                count += 1
+        return count
+
+    @property
+    def error(self) -> str | None:
+        for event in reversed(self.history):
+            details = event.get("executionFailedEventDetails")
+            if details:
+                return details.get("error")
+        return None
+
+
+def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
+    while True:
+        page = sfn.get_execution_history(**kwargs)
+        events.extend(page["events"])
+        token = page.get("nextToken")
+        if not token or token == kwargs.get("nextToken"):
+            return events
+        kwargs["nextToken"] = token
+
+
+def _describe_tail(sfn: Any, execution_arn: str, last: int = 8) -> str:
+    tail = history(sfn, execution_arn)[-last:]
+    return json.dumps(tail, default=str, indent=1)
+
+
+def wait_for(sfn: Any, execution_arn: str, timeout: float = 30.0, poll: float = 0.01) -> ExecutionResult:
+    """Poll until the execution ends; on timeout raise with its last history events."""
+    deadline = time.monotonic() + timeout
+    while True:
+        described = sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] in TERMINAL:
+            return ExecutionResult(
+                arn=execution_arn,
+                name=described["name"],
+                status=described["status"],
+                input=json.loads(described.get("input") or "{}"),
+                history=history(sfn, execution_arn),
+            )
+        if time.monotonic() > deadline:
+            raise ExecutionTimeout(
+                f"execution {execution_arn} still {described['status']} after {timeout}s; last events:\n"
+                + _describe_tail(sfn, execution_arn)
+            )
+        time.sleep(poll)
+
+
+def list_executions(sfn: Any, state_machine_arn: str) -> list[dict[str, Any]]:
+    executions: list[dict[str, Any]] = []
+    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn):
+        executions.extend(page["executions"])
+    return executions
+
+
+def wait_for_all(sfn: Any, state_machine_arn: str, timeout: float = 60.0) -> list[ExecutionResult]:
+    """Wait until no execution of the state machine is running; return them all."""
+    deadline = time.monotonic() + timeout
+    while True:
+        running = [e for e in list_executions(sfn, state_machine_arn) if e["status"] == "RUNNING"]
+        if not running:
+            break
+        if time.monotonic() > deadline:
+            raise ExecutionTimeout(
+                f"{len(running)} executions still running after {timeout}s, e.g. {running[0]['executionArn']}:\n"
+                + _describe_tail(sfn, running[0]["executionArn"])
+            )
+        time.sleep(0.02)
+    return [wait_for(sfn, e["executionArn"]) for e in list_executions(sfn, state_machine_arn)]
+
+
+def stop_running(sfn: Any, state_machine_arns: Iterable[str]) -> int:
+    """Stop what still runs (test teardown: a leftover execution writes into the next test)."""
+    stopped = 0
+    for arn in state_machine_arns:
+        for execution in list_executions(sfn, arn):
+            if execution["status"] == "RUNNING":
+                sfn.stop_execution(executionArn=execution["executionArn"], error="Onceflow.Teardown")
+                stopped += 1
+    return stopped

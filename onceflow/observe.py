@@ -1,0 +1,87 @@
+"""Read the pipeline's outcome from the stack: tables, notifications and dead letters."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+
+_deserializer = TypeDeserializer()
+
+
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    return {key: _deserializer.deserialize(value) for key, value in item.items()}
+
+
+def scan(dynamodb: Any, table: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        items.extend(_plain(item) for item in page["Items"])
+    return items
+
+
+@dataclass(frozen=True)
+class QueuedMessage:
+    message_id: str
+    body: str
+    attributes: dict[str, str]
+    receive_count: int
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def drain(sqs: Any, queue_url: str, delete: bool = True) -> list[QueuedMessage]:
+    """Receive every visible message (deleting it unless told not to)."""
+    messages: list[QueuedMessage] = []
+    while True:
+        response = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            AttributeNames=["All"],
+            VisibilityTimeout=0 if not delete else 30,
+        )
+        batch = response.get("Messages", [])
+        if not batch:
+            return messages
+        for message in batch:
+            messages.append(
+                QueuedMessage(
+                    message_id=message["MessageId"],
+                    body=message["Body"],
+                    attributes={k: v.get("StringValue", "") for k, v in message.get("MessageAttributes", {}).items()},
+                    receive_count=int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+                )
+            )
+            if delete:
+                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+        if not delete:
+            # With visibility 0 the same messages come back; one pass sees them all.
+            return list({m.message_id: m for m in messages}.values())
+
+
+class NotificationInbox:
+    """An SQS queue subscribed to the notification topic (raw delivery): what a reader receives."""
+
+    def __init__(self, sns: Any, sqs: Any, topic_arn: str, name: str = "onceflow-notification-inbox"):
+        self._sqs = sqs
+        self.queue_url = sqs.create_queue(QueueName=name)["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+        self.received: list[QueuedMessage] = []
+
+    def collect(self) -> list[QueuedMessage]:
+        """Everything delivered so far (accumulates across calls)."""
+        self.received.extend(drain(self._sqs, self.queue_url))
+        return self.received
+
+    def by_event_id(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for message in self.collect():
+            event_id = message.attributes.get("event_id", "")
+            counts[event_id] = counts.get(event_id, 0) + 1
+        return counts

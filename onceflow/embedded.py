@@ -51,7 +51,9 @@ def _check_moto_shape() -> None:
     ]
     for owner, name in expected:
         if not hasattr(owner, name):
-            raise EmbeddedAwsError(f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/embedded.py")
+            raise EmbeddedAwsError(
+                f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/embedded.py"
+            )
 
 
 class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
@@ -159,7 +161,9 @@ class EmbeddedAws:
             "_wait_interval",
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
-        self._app = _SerializedApp(threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app))
+        self._app = _SerializedApp(
+            threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)
+        )
         self._server = make_server(
             "127.0.0.1", self.port, self._app, threaded=True, request_handler=_QuietRequestHandler
         )

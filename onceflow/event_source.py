@@ -46,7 +46,7 @@ def lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[
             }
             for name, value in message.get("MessageAttributes", {}).items()
         },
-        "md5OfBody": message.get("MD5OfBody") or hashlib.md5(message["Body"].encode()).hexdigest(),  # noqa: S324
+        "md5OfBody": message.get("MD5OfBody") or hashlib.md5(message["Body"].encode()).hexdigest(),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,
         "awsRegion": region,
@@ -65,7 +65,9 @@ class SqsEventSource:
     ):
         self.sqs = sqs
         self.queue_url = queue_url
-        self.queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
         self.settings = settings
         self.invoke = invoke
         self.time_scale = time_scale

@@ -70,7 +70,9 @@ class NotificationInbox:
     def __init__(self, sns: Any, sqs: Any, topic_arn: str, name: str = "onceflow-notification-inbox"):
         self._sqs = sqs
         self.queue_url = sqs.create_queue(QueueName=name)["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
         sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
         self.received: list[QueuedMessage] = []
 

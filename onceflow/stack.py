@@ -133,10 +133,17 @@ def deploy(
         Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
     )
     stack = _wait_for_stack(cloudformation, stack_name)
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", []) if o.get("OutputValue") not in (None, _NO_VALUE)}
+    outputs = {
+        o["OutputKey"]: o["OutputValue"]
+        for o in stack.get("Outputs", [])
+        if o.get("OutputValue") not in (None, _NO_VALUE)
+    }
     _apply_what_moto_cloudformation_skips(endpoint_url, plan)
 
-    substitutions = {key: outputs["LocalSub" + "".join(c for c in key if c.isalnum())] for key in plan.state_machine.substitution_keys}
+    substitutions = {
+        key: outputs["LocalSub" + "".join(c for c in key if c.isalnum())]
+        for key in plan.state_machine.substitution_keys
+    }
     definition = render_definition(plan.state_machine.definition_path, substitutions)
     sfn = client(endpoint_url, "stepfunctions")
     state_machine_arn = sfn.create_state_machine(

@@ -35,7 +35,9 @@ class StarterRuntime:
     The environment is process-wide (as in a Lambda sandbox): one local stack per process.
     """
 
-    def __init__(self, stack: LocalStack, extra_environment: dict[str, str] | None = None, log_stream: IO[str] | None = None):
+    def __init__(
+        self, stack: LocalStack, extra_environment: dict[str, str] | None = None, log_stream: IO[str] | None = None
+    ):
         self.stack = stack
         environment = {
             **stack.starter_environment,

@@ -24,7 +24,12 @@ from samtranslator.yaml_helper import yaml_parse
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_PATH = PROJECT_ROOT / "template.yaml"
-EMULATED_TYPES = {"AWS::Lambda::Function", "AWS::Lambda::EventSourceMapping", "AWS::Lambda::Permission", "AWS::StepFunctions::StateMachine"}
+EMULATED_TYPES = {
+    "AWS::Lambda::Function",
+    "AWS::Lambda::EventSourceMapping",
+    "AWS::Lambda::Permission",
+    "AWS::StepFunctions::StateMachine",
+}
 # Placeholders for local paths that aws-sam-translator wants as S3 URIs (sam package does the same).
 _PACKAGED_PLACEHOLDER = "s3://onceflow-local-artifacts/{}"
 
@@ -151,10 +156,14 @@ def plan_local_stack(
     functions = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
     machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]
     if len(functions) != 1 or len(machines) != 1:
-        raise TemplateError(f"the local stack emulates one function and one state machine; found {functions} and {machines}")
+        raise TemplateError(
+            f"the local stack emulates one function and one state machine; found {functions} and {machines}"
+        )
     function_id, machine_id = functions[0], machines[0]
     sqs_events = [
-        event for event in sam_resources[function_id]["Properties"].get("Events", {}).values() if event.get("Type") == "SQS"
+        event
+        for event in sam_resources[function_id]["Properties"].get("Events", {}).values()
+        if event.get("Type") == "SQS"
     ]
     if len(sqs_events) != 1:
         raise TemplateError(f"{function_id} must have exactly one SQS event; found {len(sqs_events)}")
@@ -193,19 +202,21 @@ def plan_local_stack(
     for name, value in substitutions.items():
         extra[_output_key("LocalSub", name)] = value
     extra["LocalStateMachineType"] = machine_properties.get("StateMachineType", "STANDARD")
-    extra["LocalStateMachineRoleArn"] = machine_properties.get("RoleArn", f"arn:aws:iam::{account_id}:role/onceflow-local")
+    extra["LocalStateMachineRoleArn"] = machine_properties.get(
+        "RoleArn", f"arn:aws:iam::{account_id}:role/onceflow-local"
+    )
     for key, value in extra.items():
         outputs[key] = {"Value": value}
 
-    cloudformation = {
-        key: value for key, value in cfn.items() if key not in ("Resources", "Outputs")
-    }
+    cloudformation = {key: value for key, value in cfn.items() if key not in ("Resources", "Outputs")}
     cloudformation["Resources"] = _replace_references(kept, literals)
     cloudformation["Outputs"] = _replace_references(outputs, literals)
     handler = function_properties["Handler"]
     return LocalPlan(
         cloudformation=cloudformation,
-        function=EmulatedFunction(function_id, local_paths[function_id], handler, int(function_properties.get("Timeout", 3))),
+        function=EmulatedFunction(
+            function_id, local_paths[function_id], handler, int(function_properties.get("Timeout", 3))
+        ),
         state_machine=EmulatedStateMachine(machine_id, local_paths[machine_id], tuple(substitutions)),
         state_machine_name=state_machine_name,
         source_queue_logical_id=source_queue_id,

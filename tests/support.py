@@ -49,7 +49,9 @@ def execution_input(body: Any, message_id: str = "message-1") -> str:
     return parse_record(sqs_record(body, message_id=message_id), settings).execution_input
 
 
-def run_execution(stack: LocalStack, body: Any, name: str, message_id: str | None = None, timeout: float = 30) -> ExecutionResult:
+def run_execution(
+    stack: LocalStack, body: Any, name: str, message_id: str | None = None, timeout: float = 30
+) -> ExecutionResult:
     """Start the real state machine with the starter's input for `body`, wait (bounded), return the result."""
     sfn = stack.client("stepfunctions")
     arn = sfn.start_execution(

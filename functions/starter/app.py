@@ -77,5 +77,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     failed = len(response["batchItemFailures"])
     metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=failed)
     if failed:
-        logger.error("Records reported failed; SQS will redeliver them", failed=failed, batch_size=len(event["Records"]))
+        logger.error(
+            "Records reported failed; SQS will redeliver them", failed=failed, batch_size=len(event["Records"])
+        )
     return response

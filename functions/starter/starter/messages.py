@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -90,14 +90,16 @@ def _event_id(document: dict[str, Any], path: str, message_id: str) -> str:
         found = "nothing" if value is None else f"a {type(value).__name__}"
         raise InvalidMessage(message_id, path, "event_id", f"must select a non-empty string, found {found}")
     if len(value) > MAX_EVENT_ID_LENGTH:
-        raise InvalidMessage(message_id, path, "event_id_length", f"at most {MAX_EVENT_ID_LENGTH} characters, got {len(value)}")
+        raise InvalidMessage(
+            message_id, path, "event_id_length", f"at most {MAX_EVENT_ID_LENGTH} characters, got {len(value)}"
+        )
     return value
 
 
 def _received_at(sent_timestamp_ms: str | None) -> tuple[str, int]:
     """The message's own send time: deterministic across redeliveries, unlike the receive time."""
     epoch_ms = int(sent_timestamp_ms) if sent_timestamp_ms else 0
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), epoch_ms // 1000
 
 

@@ -125,3 +125,17 @@ def sqs_send_failures(queue_url_contains: str, times: int | None = None) -> Any:
         applies=applies,
         name=f"sqs.send_message:{queue_url_contains}",
     )
+
+
+def start_execution_failures(times: int | None = None) -> Any:
+    """StartExecution is denied (not retried by boto3, so each invocation fails exactly once)."""
+    from moto.core.exceptions import AWSError
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    return inject(
+        StepFunctionsParserBackend,
+        "start_execution",
+        lambda: AWSError("Injected fault: not authorized", exception_type="AccessDeniedException"),
+        times=times,
+        name="stepfunctions.start_execution:AccessDeniedException",
+    )

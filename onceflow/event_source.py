@@ -73,6 +73,8 @@ class SqsEventSource:
         self.time_scale = time_scale
         self.region = region
         self.stats = EventSourceStats()
+        # Records acknowledged so far: a demo can hand some to the starter again, as SQS rarely does.
+        self.acknowledged_records: list[dict[str, Any]] = []
 
     def _receive_batch(self) -> list[dict[str, Any]]:
         batch: list[dict[str, Any]] = []
@@ -127,6 +129,8 @@ class SqsEventSource:
             )
         self._let_visibility_expire(failed)
         self.stats.acknowledged += len(succeeded)
+        succeeded_ids = {m["MessageId"] for m in succeeded}
+        self.acknowledged_records.extend(r for r in event["Records"] if r["messageId"] in succeeded_ids)
         self.stats.reported_failed += len(failed)
         return len(messages)
 

@@ -34,34 +34,38 @@ class QueuedMessage:
         return json.loads(self.body)
 
 
+def _queued(message: dict[str, Any]) -> QueuedMessage:
+    return QueuedMessage(
+        message_id=message["MessageId"],
+        body=message["Body"],
+        attributes={k: v.get("StringValue", "") for k, v in message.get("MessageAttributes", {}).items()},
+        receive_count=int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+    )
+
+
 def drain(sqs: Any, queue_url: str, delete: bool = True) -> list[QueuedMessage]:
-    """Receive every visible message (deleting it unless told not to)."""
+    """Receive every visible message. With delete=False they are made visible again afterwards."""
     messages: list[QueuedMessage] = []
+    handles: list[str] = []
     while True:
-        response = sqs.receive_message(
+        batch = sqs.receive_message(
             QueueUrl=queue_url,
             MaxNumberOfMessages=10,
             MessageAttributeNames=["All"],
             AttributeNames=["All"],
-            VisibilityTimeout=0 if not delete else 30,
-        )
-        batch = response.get("Messages", [])
+            VisibilityTimeout=60,
+        ).get("Messages", [])
         if not batch:
-            return messages
+            break
         for message in batch:
-            messages.append(
-                QueuedMessage(
-                    message_id=message["MessageId"],
-                    body=message["Body"],
-                    attributes={k: v.get("StringValue", "") for k, v in message.get("MessageAttributes", {}).items()},
-                    receive_count=int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
-                )
-            )
+            messages.append(_queued(message))
             if delete:
                 sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-        if not delete:
-            # With visibility 0 the same messages come back; one pass sees them all.
-            return list({m.message_id: m for m in messages}.values())
+            else:
+                handles.append(message["ReceiptHandle"])
+    for handle in handles:
+        sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+    return messages
 
 
 class NotificationInbox:

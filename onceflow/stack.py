@@ -124,6 +124,7 @@ def deploy(
     stack_name: str = DEFAULT_STACK_NAME,
     parameter_overrides: dict[str, Any] | None = None,
 ) -> LocalStack:
+    """Create the stack from template.yaml on the endpoint and return where everything is."""
     plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
     cloudformation = client(endpoint_url, "cloudformation")
     cloudformation.create_stack(
@@ -132,47 +133,65 @@ def deploy(
         Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
         Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
     )
-    stack = _wait_for_stack(cloudformation, stack_name)
-    outputs = {
+    outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
+    _apply_what_moto_cloudformation_skips(endpoint_url, plan)
+    substitutions = _substitutions(plan, outputs)
+    client(endpoint_url, "stepfunctions").create_state_machine(
+        name=plan.state_machine_name,
+        definition=render_definition(plan.state_machine.definition_path, substitutions),
+        roleArn=outputs["LocalStateMachineRoleArn"],
+        type=outputs.get("LocalStateMachineType", "STANDARD"),
+    )
+    return _local_stack(endpoint_url, plan, outputs)
+
+
+def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStack:
+    """Find a stack that `deploy` made earlier on a running endpoint (e.g. `onceflow start`)."""
+    cloudformation = client(endpoint_url, "cloudformation")
+    try:
+        described = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+    except cloudformation.exceptions.ClientError as error:
+        raise StackError(f"no local stack {stack_name!r} at {endpoint_url}: start one with `onceflow start`") from error
+    parameters = {p["ParameterKey"]: p["ParameterValue"] for p in described.get("Parameters", [])}
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameters)
+    return _local_stack(endpoint_url, plan, _outputs(described))
+
+
+def _outputs(described: dict[str, Any]) -> dict[str, str]:
+    return {
         o["OutputKey"]: o["OutputValue"]
-        for o in stack.get("Outputs", [])
+        for o in described.get("Outputs", [])
         if o.get("OutputValue") not in (None, _NO_VALUE)
     }
-    _apply_what_moto_cloudformation_skips(endpoint_url, plan)
 
-    substitutions = {
+
+def _substitutions(plan: LocalPlan, outputs: dict[str, str]) -> dict[str, str]:
+    return {
         key: outputs["LocalSub" + "".join(c for c in key if c.isalnum())]
         for key in plan.state_machine.substitution_keys
     }
-    definition = render_definition(plan.state_machine.definition_path, substitutions)
-    sfn = client(endpoint_url, "stepfunctions")
-    state_machine_arn = sfn.create_state_machine(
-        name=plan.state_machine_name,
-        definition=definition,
-        roleArn=outputs["LocalStateMachineRoleArn"],
-        type=outputs.get("LocalStateMachineType", "STANDARD"),
-    )["stateMachineArn"]
 
+
+def _local_stack(endpoint_url: str, plan: LocalPlan, outputs: dict[str, str]) -> LocalStack:
     environment = {key[len("LocalEnv") :]: value for key, value in outputs.items() if key.startswith("LocalEnv")}
-    starter_environment = _environment_names(plan, environment)
     sqs = client(endpoint_url, "sqs")
     source_queue_url = outputs["SourceQueueUrl"]
     queue = sqs.get_queue_attributes(QueueUrl=source_queue_url, AttributeNames=["All"])["Attributes"]
     redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
     return LocalStack(
         endpoint_url=endpoint_url,
-        stack_name=stack_name,
+        stack_name=plan.stack_name,
         outputs={k: v for k, v in outputs.items() if not k.startswith("Local")},
         source_queue_url=source_queue_url,
         dead_letter_queue_url=outputs["DeadLetterQueueUrl"],
-        state_machine_arn=state_machine_arn,
+        state_machine_arn=f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{plan.state_machine_name}",
         processed_events_table=outputs["ProcessedEventsTableName"],
         order_records_table=outputs["OrderRecordsTableName"],
         notification_topic_arn=outputs["NotificationTopicArn"],
         starter_code_dir=plan.function.code_dir,
         starter_handler=plan.function.handler,
         starter_timeout=plan.function.timeout,
-        starter_environment=starter_environment,
+        starter_environment=_environment_names(plan, environment),
         event_source=EventSourceSettings(
             batch_size=int(outputs.get("LocalEsmBatchSize", 10)),
             batching_window_seconds=float(outputs.get("LocalEsmMaximumBatchingWindowInSeconds", 0)),
@@ -181,7 +200,7 @@ def deploy(
             max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
         ),
         definition_path=plan.state_machine.definition_path,
-        substitutions=substitutions,
+        substitutions=_substitutions(plan, outputs),
     )
 
 

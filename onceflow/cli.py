@@ -137,14 +137,13 @@ def trace(
     execution: Annotated[str | None, typer.Option(help="Execution name to show step by step.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
-    from onceflow.executions import list_executions, wait_for
     from onceflow.stack import attach
-    from onceflow.trace import write_trace
+    from onceflow.trace import collect_executions, write_trace
 
     stack = attach(endpoint)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    results = [wait_for(sfn, e["executionArn"]) for e in list_executions(sfn, stack.state_machine_arn)]
+    results = collect_executions(sfn, stack.state_machine_arn)
     path = write_trace(definition, results, out, selected=execution)
     console.print(f"trace written to {path}")
 

@@ -12,6 +12,7 @@ added to moto, both patched in one place here and checked against the pinned mot
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import threading
@@ -26,6 +27,8 @@ from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
 from werkzeug.serving import make_server
+
+from onceflow import engine_speedups
 
 PINNED_MOTO_VERSION = "5.2.5"
 REGION = "us-east-1"
@@ -48,6 +51,10 @@ def _check_moto_shape() -> None:
         (threaded_moto_server, "MotoRequestHandler"),
         (retrier_decl, "time"),
         (wait_function.WaitFunction, "_wait_interval"),
+        (engine_speedups.execution_worker, "AmazonStateLanguageParser"),
+        (engine_speedups.dynamodb_models, "copy"),
+        (engine_speedups.dynamodb_models.DynamoDBBackend, "transact_write_items"),
+        *((importlib.import_module(name), "boto_client_for") for name in engine_speedups.INTEGRATION_MODULES),
     ]
     for owner, name in expected:
         if not hasattr(owner, name):
@@ -123,10 +130,11 @@ def free_port() -> int:
 class EmbeddedAws:
     """A moto server in this process. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, port: int | None = None, time_scale: float = 0.0):
+    def __init__(self, port: int | None = None, time_scale: float = 0.0, speedups: bool = True):
         _check_moto_shape()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
+        self.speedups = speedups
         self._app: _SerializedApp | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -161,6 +169,9 @@ class EmbeddedAws:
             "_wait_interval",
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
+        if self.speedups:
+            for owner, name, replacement in engine_speedups.all_speedups():
+                self._patch(owner, name, replacement)
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)
         )

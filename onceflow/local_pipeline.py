@@ -37,9 +37,7 @@ class LocalPipeline:
         self.sqs = stack.client("sqs")
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
-        self.starter = StarterRuntime(
-            stack, extra_environment={"POWERTOOLS_METRICS_DISABLED": "true"}, log_stream=log_stream
-        )
+        self.starter = StarterRuntime(stack, log_stream=log_stream)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,

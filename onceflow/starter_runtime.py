@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -47,7 +48,7 @@ class StarterRuntime:
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_LAMBDA_FUNCTION_NAME": stack.outputs.get("StarterFunctionName", "starter"),
-            # No X-Ray daemon and no CloudWatch locally: tracing off, metrics to the log stream.
+            # No X-Ray daemon locally: tracing off. Metrics (EMF) go to the log stream, if one is given.
             "POWERTOOLS_TRACE_DISABLED": "true",
             **(extra_environment or {}),
         }
@@ -65,9 +66,14 @@ class StarterRuntime:
         self.invocations = 0
 
     def _redirect_logs(self, stream: IO[str]) -> None:
+        """Logs and EMF metrics to `stream`, as Lambda sends both to CloudWatch Logs."""
         logger = getattr(self.module, "logger", None)
         if logger is not None:
             logger.registered_handler.setStream(stream)
+        # Powertools prints EMF with the builtin print(); give its module a print bound to the stream.
+        from aws_lambda_powertools.metrics.provider.cloudwatch_emf import cloudwatch
+
+        cloudwatch.print = functools.partial(print, file=stream)  # type: ignore[attr-defined]
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         self.invocations += 1

@@ -45,7 +45,7 @@ def starter_logs() -> io.StringIO:
 
 @pytest.fixture
 def starter(stack: LocalStack, starter_logs: io.StringIO) -> StarterRuntime:
-    return StarterRuntime(stack, extra_environment={"POWERTOOLS_METRICS_DISABLED": "true"}, log_stream=starter_logs)
+    return StarterRuntime(stack, log_stream=starter_logs)
 
 
 @pytest.fixture

@@ -1,0 +1,186 @@
+"""The trace page of real executions on the embedded engine, checked against their histories."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onceflow.embedded import EmbeddedAws
+from onceflow.executions import ExecutionResult, stop_running
+from onceflow.faults import sns_publish_failures
+from onceflow.stack import LocalStack, deploy
+from onceflow.trace import collect_executions, write_trace
+from tests.support import order, run_execution
+from tests.trace.page_reader import TracePage, external_references, read_page
+
+
+@dataclass
+class Run:
+    stack: LocalStack
+    definition: dict[str, Any]
+    results: dict[str, ExecutionResult]
+    path: Path
+    page: TracePage
+
+
+def _resource_state(definition: dict[str, Any], resource_suffix: str) -> str:
+    (name,) = [n for n, s in definition["States"].items() if s.get("Resource", "").endswith(resource_suffix)]
+    return name
+
+
+@pytest.fixture(scope="module")
+def run(embedded_aws: EmbeddedAws, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    """One stack, four executions: new, redelivered after sent, SNS down beyond retries, redriven."""
+    embedded_aws.reset()
+    stack = deploy(embedded_aws.endpoint_url)
+    results = {"new": run_execution(stack, order("order-1"), name="new-order-1")}
+    results["redelivery"] = run_execution(stack, order("order-1"), name="redelivery-order-1")
+    with sns_publish_failures() as outage:
+        results["outage"] = run_execution(stack, order("order-2"), name="sns-outage-order-2")
+    assert outage.injected > 1
+    results["redrive"] = run_execution(stack, order("order-2"), name="redrive-order-2")
+    definition = json.loads(stack.definition_path.read_text())
+    collected = collect_executions(stack.client("stepfunctions"), stack.state_machine_arn)
+    path = write_trace(definition, collected, tmp_path_factory.mktemp("trace") / "trace.html")
+    yield Run(stack, definition, results, path, read_page(path))
+    stop_running(stack.client("stepfunctions"), [stack.state_machine_arn])
+
+
+def _entered(result: ExecutionResult) -> list[str]:
+    return [e["stateEnteredEventDetails"]["name"] for e in result.history if e["type"].endswith("StateEntered")]
+
+
+def _expected_transitions(results: list[ExecutionResult]) -> tuple[Counter, Counter]:
+    """(executions, traversals) per (source, target), straight from the histories."""
+    executions: Counter = Counter()
+    traversals: Counter = Counter()
+    for result in results:
+        names = _entered(result)
+        pairs = list(itertools.pairwise(names))
+        traversals.update(pairs)
+        executions.update(set(pairs))
+    return executions, traversals
+
+
+def _expected_retries(result: ExecutionResult) -> Counter:
+    """Per state: task scheduled events beyond the first, for each entry."""
+    retries: Counter = Counter()
+    current, scheduled = None, 0
+    for event in [*result.history, {"type": "End"}]:
+        if event["type"].endswith("StateEntered") or event["type"] == "End":
+            if current is not None:
+                retries[current] += max(scheduled - 1, 0)
+            current, scheduled = event.get("stateEnteredEventDetails", {}).get("name"), 0
+        elif event["type"] == "TaskScheduled":
+            scheduled += 1
+    return retries
+
+
+def test_page_draws_every_state_of_the_definition(run: Run) -> None:
+    drawn = [s["data-state"] for s in run.page.states]
+    assert sorted(drawn) == sorted([*run.definition["States"], "__start__"])
+    text = "".join(run.page.text)
+    for name in run.definition["States"]:
+        assert name in text
+
+
+def test_transition_counts_match_the_histories(run: Run) -> None:
+    executions, traversals = _expected_transitions(list(run.results.values()))
+    for rows in (run.page.edges, run.page.transitions):
+        seen_executions: Counter = Counter()
+        seen_traversals: Counter = Counter()
+        for row in rows:
+            if row["data-kind"] in ("retry", "start"):
+                continue
+            pair = (row["data-source"], row["data-target"])
+            seen_executions[pair] += int(row["data-executions"])
+            seen_traversals[pair] += int(row["data-traversals"])
+        assert +seen_executions == executions
+        assert +seen_traversals == traversals
+    (start,) = [e for e in run.page.edges if e["data-kind"] == "start"]
+    assert int(start["data-executions"]) == len(run.results)
+
+
+def test_edge_kinds_follow_how_each_state_was_left(run: Run) -> None:
+    """A task whose last attempt failed left through a Catch; a Choice through a rule or the Default."""
+    states = run.definition["States"]
+    used = {(e["data-source"], e["data-target"]): e["data-kind"] for e in run.page.edges if int(e["data-executions"])}
+    for result in run.results.values():
+        last_task_event: dict[str, str] = {}
+        current = None
+        for event in result.history:
+            if event["type"].endswith("StateEntered"):
+                name = event["stateEnteredEventDetails"]["name"]
+                if current is not None:
+                    kind = used[(current, name)]
+                    if last_task_event.get(current) == "TaskFailed":
+                        assert kind == "catch", (current, name)
+                    elif states[current]["Type"] == "Choice":
+                        assert kind in ("choice", "default"), (current, name)
+                    else:
+                        assert kind == "next", (current, name)
+                current = name
+            elif event["type"] in ("TaskFailed", "TaskSucceeded") and current is not None:
+                last_task_event[current] = event["type"]
+
+
+def test_retries_and_errors_are_counted_per_state(run: Run) -> None:
+    publish = _resource_state(run.definition, "sns:publish")
+    expected: Counter = Counter()
+    for result in run.results.values():
+        expected.update(_expected_retries(result))
+    for state in run.page.states:
+        assert int(state["data-retries"]) == expected[state["data-state"]], state["data-state"]
+    max_attempts = run.definition["States"][publish]["Retry"][0]["MaxAttempts"]
+    assert expected[publish] == max_attempts
+    errors = json.loads(run.page.state(publish)["data-errors"])
+    assert errors == {"SNS.ThrottledException": max_attempts + 1}
+    (loop,) = [e for e in run.page.edges if e["data-kind"] == "retry" and e["data-source"] == publish]
+    assert (loop["data-executions"], loop["data-traversals"]) == ("1", str(max_attempts))
+    assert f"↻ {max_attempts} retries in 1 execution" in run.page.html
+
+
+def test_final_statuses_are_summarised(run: Run) -> None:
+    statuses = Counter(r.status for r in run.results.values())
+    assert statuses == {"SUCCEEDED": 3, "FAILED": 1}
+    for status, count in statuses.items():
+        assert f'data-status="{status}" data-count="{count}"' in run.page.html
+
+
+def test_the_failed_execution_is_shown_step_by_step_by_default(run: Run) -> None:
+    outage = run.results["outage"]
+    shown = run.page.shown
+    assert shown.attrs["data-name"] == outage.name
+    assert shown.steps == outage.path
+    html = run.page.html
+    section = html[html.index(f'data-name="{outage.name}"') :]
+    section = section[: section.index("</section>")]
+    assert section.count("<summary>Input</summary>") == len(outage.path)
+    assert section.count("<summary>Output</summary>") == len(outage.path) - 1  # a Fail state has no exit
+    attempts = run.definition["States"][_resource_state(run.definition, "sns:publish")]["Retry"][0]["MaxAttempts"] + 1
+    assert f"attempts 1–{attempts} failed: <b>SNS.ThrottledException</b>" in section
+    assert "Onceflow.DeadLettered" in section or outage.error is None
+    # every execution can be clicked: its section, its marks on the graph
+    assert [s.attrs["data-name"] for s in run.page.sections] == [r.name for r in run.results.values()]
+    assert [e["name"] for e in run.page.data["executions"]] == [r.name for r in run.results.values()]
+
+
+def test_a_chosen_execution_is_shown_instead(run: Run, tmp_path: Path) -> None:
+    redrive = run.results["redrive"]
+    page = read_page(write_trace(run.definition, list(run.results.values()), tmp_path / "t.html", redrive.name))
+    assert page.shown.attrs["data-name"] == redrive.name
+    assert page.shown.steps == redrive.path
+    on_path = [s["data-state"] for s in page.states if "onpath" in s["class"].split()]
+    assert sorted(on_path) == sorted({*redrive.path, "__start__"})
+
+
+def test_page_needs_no_network(run: Run) -> None:
+    assert external_references(run.page.html) == []
+    assert "<script>" in run.page.html and "<style>" in run.page.html

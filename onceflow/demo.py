@@ -169,13 +169,10 @@ def run_demo(
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
     chunks, bodies, redeliveries = _schedule(options, rng)
     total = len(bodies)
-    delivered = 0
 
     def on_batch(handled: int) -> None:
-        nonlocal delivered
-        delivered += handled
         if progress:
-            progress("messages handed to the starter", delivered, total)
+            progress("messages acknowledged by the starter", pipeline.event_source.stats.acknowledged, total)
 
     outage_from, outage_to = 2, 3  # chunks during which SNS is down for longer than Publish retries
     redelivery_budget = redeliveries

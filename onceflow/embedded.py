@@ -28,7 +28,7 @@ from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
 from werkzeug.serving import make_server
 
-from onceflow import engine_speedups
+from onceflow import engine_speedups, mocking
 
 PINNED_MOTO_VERSION = "5.2.5"
 REGION = "us-east-1"
@@ -172,6 +172,9 @@ class EmbeddedAws:
         if self.speedups:
             for owner, name, replacement in engine_speedups.all_speedups():
                 self._patch(owner, name, replacement)
+        # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
+        for owner, name, replacement in mocking.moto_patches():
+            self._patch(owner, name, replacement)
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)
         )

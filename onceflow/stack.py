@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,12 +128,16 @@ def deploy(
     """Create the stack from template.yaml on the endpoint and return where everything is."""
     plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
     cloudformation = client(endpoint_url, "cloudformation")
-    cloudformation.create_stack(
-        StackName=stack_name,
-        TemplateBody=json.dumps(plan.cloudformation),
-        Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
-        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-    )
+    with warnings.catch_warnings():
+        # moto's CloudFormation skips types it cannot create (alarms, dashboards, queue policies)
+        # with a UserWarning each; they have no effect on the local run.
+        warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+        cloudformation.create_stack(
+            StackName=stack_name,
+            TemplateBody=json.dumps(plan.cloudformation),
+            Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
+            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+        )
     outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
     _apply_what_moto_cloudformation_skips(endpoint_url, plan)
     substitutions = _substitutions(plan, outputs)

@@ -1,26 +1,36 @@
 """Parse and validate one SQS record into the state machine's execution input.
 
 Every rejection is an `InvalidMessage` naming the message, the field and the rule it broke.
+The execution input depends only on the record (body, message id, SQS send time), so a
+redelivered message reproduces it exactly.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jmespath
+from jmespath.exceptions import JMESPathError
 from pydantic import ValidationError
 
-from starter.formats import EventFormat
-from starter.settings import Settings
+from starter import jsontext
+from starter.jsontext import canonical_json
+
+if TYPE_CHECKING:
+    from starter.formats import EventFormat
+    from starter.settings import Settings
+
+__all__ = ["InvalidMessage", "PipelineEvent", "canonical_json", "parse_record", "payload_hash"]
 
 # Step Functions rejects execution input above 256 KiB.
 MAX_EXECUTION_INPUT_BYTES = 262_144
-MAX_EVENT_ID_LENGTH = 1024
+# The event_id is the key of both tables; DynamoDB allows at most 2048 bytes in a partition key.
+MAX_EVENT_ID_BYTES = 2048
 
 
 class InvalidMessage(Exception):
@@ -42,11 +52,8 @@ class PipelineEvent:
     execution_input: str
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def payload_hash(payload: Any) -> str:
+    """SHA-256 of the canonical JSON form: key order and whitespace do not change it."""
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
@@ -55,9 +62,17 @@ def _compiled(expression: str) -> jmespath.parser.ParsedResult:
     return jmespath.compile(expression)
 
 
+def _search(path: str, document: Any, message_id: str) -> Any:
+    try:
+        return _compiled(path).search(document)
+    except JMESPathError as error:  # e.g. a function applied to a value of the wrong type
+        raise InvalidMessage(message_id, path, "jmespath", str(error)) from None
+
+
 def _validate(model: type, document: Any, message_id: str, prefix: str) -> None:
     try:
-        model.model_validate(document)
+        # A copy: some Powertools models rewrite their input (the SNS model renames *URL keys).
+        model.model_validate(dict(document) if isinstance(document, dict) else document)
     except ValidationError as error:
         first = error.errors()[0]
         location = ".".join(str(part) for part in first["loc"])
@@ -67,8 +82,8 @@ def _validate(model: type, document: Any, message_id: str, prefix: str) -> None:
 
 def _decode_body(message_id: str, body: str) -> dict[str, Any]:
     try:
-        decoded = json.loads(body)
-    except json.JSONDecodeError as error:
+        decoded = jsontext.loads(body)
+    except jsontext.NotJson as error:
         raise InvalidMessage(message_id, "body", "json", f"not valid JSON ({error})") from None
     if not isinstance(decoded, dict):
         raise InvalidMessage(message_id, "body", "json_object", f"must be a JSON object, got {type(decoded).__name__}")
@@ -76,55 +91,69 @@ def _decode_body(message_id: str, body: str) -> dict[str, Any]:
 
 
 def _unwrap(event_format: EventFormat, message_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    if event_format.envelope_model is not None:
-        _validate(event_format.envelope_model, body, message_id, "")
+    envelope_model = event_format.envelope_model
+    if envelope_model is not None:
+        _validate(envelope_model, body, message_id, "")
     try:
         return event_format.unwrap(body)
-    except json.JSONDecodeError as error:
+    except jsontext.NotJson as error:
         raise InvalidMessage(message_id, "Message", "json", f"the SNS message is not valid JSON ({error})") from None
 
 
 def _event_id(document: dict[str, Any], path: str, message_id: str) -> str:
-    value = _compiled(path).search(document)
+    value = _search(path, document, message_id)
     if not isinstance(value, str) or not value:
-        found = "nothing" if value is None else f"a {type(value).__name__}"
+        found = "nothing" if value is None else "an empty string" if value == "" else f"a {type(value).__name__}"
         raise InvalidMessage(message_id, path, "event_id", f"must select a non-empty string, found {found}")
-    if len(value) > MAX_EVENT_ID_LENGTH:
+    size = len(value.encode())
+    if size > MAX_EVENT_ID_BYTES:
         raise InvalidMessage(
-            message_id, path, "event_id_length", f"at most {MAX_EVENT_ID_LENGTH} characters, got {len(value)}"
+            message_id, path, "event_id_length", f"at most {MAX_EVENT_ID_BYTES} bytes in UTF-8, got {size}"
         )
     return value
 
 
-def _received_at(sent_timestamp_ms: str | None) -> tuple[str, int]:
-    """The message's own send time: deterministic across redeliveries, unlike the receive time."""
-    epoch_ms = int(sent_timestamp_ms) if sent_timestamp_ms else 0
+def _sent_at_ms(attributes: dict[str, Any]) -> int:
+    """The message's own send time: the same on every redelivery, unlike the receive time.
+
+    SQS always sets SentTimestamp; a hand-made event without it falls back to the first receive
+    time, then to now (so its ttl is still in the future), and is then not reproducible.
+    """
+    for name in ("SentTimestamp", "ApproximateFirstReceiveTimestamp"):
+        value = attributes.get(name)
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            return int(value)
+    return int(time.time() * 1000)
+
+
+def _iso(epoch_ms: int) -> str:
     moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), epoch_ms // 1000
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
     """Validate one raw SQS record (Lambda event shape) and build its execution input."""
     message_id = record["messageId"]
     body_text = record.get("body") or ""
-    document = _unwrap(settings.event_format, message_id, _decode_body(message_id, body_text))
+    event_format = settings.event_format
+    document = _unwrap(event_format, message_id, _decode_body(message_id, body_text))
     event_id = _event_id(document, settings.event_id_path, message_id)
-    payload = _compiled(settings.event_format.payload_path).search(document)
-    if settings.event_format.payload_model is not None:
+    payload = _search(event_format.payload_path, document, message_id)
+    if event_format.payload_model is not None:
         try:
-            _validate(settings.event_format.payload_model, payload, message_id, settings.event_format.payload_path)
+            _validate(event_format.payload_model, payload, message_id, event_format.payload_path)
         except InvalidMessage as invalid:
             invalid.event_id = event_id
             raise
-    received_at, sent_epoch = _received_at(record.get("attributes", {}).get("SentTimestamp"))
+    sent_at_ms = _sent_at_ms(record.get("attributes") or {})
     digest = payload_hash(payload)
     execution_input = canonical_json(
         {
             "event_id": event_id,
             "payload_hash": digest,
             "payload": payload,
-            "received_at": received_at,
-            "ttl": sent_epoch + settings.record_retention_days * 86_400,
+            "received_at": _iso(sent_at_ms),
+            "ttl": sent_at_ms // 1000 + settings.record_retention_days * 86_400,
             "message": {"id": message_id, "body": body_text},
         }
     )

@@ -1,0 +1,133 @@
+"""How the embedded engine treats `stateMachineArn#TestCase`: the repo's file, bad files, unknown cases."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from onceflow.executions import list_executions, wait_for
+from onceflow.mocking import SFN_MOCK_CONFIG, load_mock_config
+from onceflow.stack import client
+from tests.mockconfig.cases import (
+    ASL_FILE,
+    EVENT_ID,
+    MOCK_CONFIG_FILE,
+    PUBLISH,
+    event_input,
+    run_case,
+    state_rows,
+)
+
+
+def start(endpoint_url: str, state_machine_arn: str, name: str = "mock-start") -> dict[str, Any]:
+    return client(endpoint_url, "stepfunctions").start_execution(
+        stateMachineArn=state_machine_arn, name=name, input=json.dumps(event_input())
+    )
+
+
+def refused(endpoint_url: str, state_machine_arn: str) -> tuple[str, str]:
+    """Start it, expect a refusal that created no execution; return the error code and message."""
+    with pytest.raises(ClientError) as raised:
+        start(endpoint_url, state_machine_arn)
+    base_arn = state_machine_arn.split("#")[0]
+    assert list_executions(client(endpoint_url, "stepfunctions"), base_arn) == []
+    return raised.value.response["Error"]["Code"], raised.value.response["Error"]["Message"]
+
+
+def test_repo_file_is_valid_for_the_deployed_state_machine(mock_stack):
+    """The StateMachines key is the name the state machine is created with, as Step Functions Local requires."""
+    name = mock_stack.state_machine_arn.rsplit(":", 1)[1]
+    definition = mock_stack.client("stepfunctions").describe_state_machine(
+        stateMachineArn=mock_stack.state_machine_arn
+    )["definition"]
+
+    config = load_mock_config(MOCK_CONFIG_FILE, definition, state_machine=name)
+
+    assert config.state_machines == [name]
+    assert set(config.test_cases[name]) >= {
+        "HappyPath",
+        "PublishThrottledTwiceThenSucceeds",
+        "PublishFailsBeyondRetries",
+        "RecordCancelledAlreadySent",
+        "RecordCancelledPending",
+        "RecordCancelledDifferentPayload",
+        "RecordCancelledNoRecordThenSucceeds",
+    }
+    load_mock_config(MOCK_CONFIG_FILE, ASL_FILE.read_text(), state_machine=name)  # the source file too
+
+
+def test_mocked_lookups_describe_the_event_the_tests_send():
+    """The mocked getItem answers carry the starter's payload_hash for the test event; a change in how the
+    starter hashes makes them stale, and this says so before the path assertions fail."""
+    config = json.loads(MOCK_CONFIG_FILE.read_text())
+    expected = event_input()["payload_hash"]
+    for name in ("EarlierRecordSent", "EarlierRecordPending"):
+        item = config["MockedResponses"][name]["0"]["Return"]["Item"]
+        assert item["event_id"]["S"] == EVENT_ID
+        assert item["payload_hash"]["S"] == expected, f"update {name} in {MOCK_CONFIG_FILE.name} to {expected}"
+
+
+def test_plain_arn_runs_unmocked(mock_stack):
+    execution_arn = start(mock_stack.endpoint_url, mock_stack.state_machine_arn, name="no-test-case")["executionArn"]
+
+    result = wait_for(mock_stack.client("stepfunctions"), execution_arn, timeout=15)
+
+    assert result.status == "SUCCEEDED"
+    assert [row["status"] for row in state_rows(mock_stack)] == ["sent"]
+
+
+def test_unknown_test_case_is_refused(mocking_engine, bare_state_machine):
+    code, message = refused(mocking_engine.endpoint_url, bare_state_machine + "#HapyPath")
+
+    assert code == "InvalidName"
+    assert "no test case named 'HapyPath'" in message and "'HappyPath'" in message
+
+
+def test_invalid_file_is_refused_naming_file_case_state_and_rule(
+    mocking_engine, bare_state_machine, tmp_path, monkeypatch
+):
+    config = json.loads(MOCK_CONFIG_FILE.read_text())
+    [cases] = config["StateMachines"].values()
+    cases["TestCases"]["HappyPath"]["Publish notifications"] = cases["TestCases"]["HappyPath"].pop(PUBLISH)
+    broken = tmp_path / "MockConfigFile.json"
+    broken.write_text(json.dumps(config))
+    monkeypatch.setenv(SFN_MOCK_CONFIG, str(broken))
+
+    # Another test case than the broken one: the whole file must be valid before any of it is used.
+    code, message = refused(mocking_engine.endpoint_url, bare_state_machine + "#PublishFailsBeyondRetries")
+
+    assert code == "ValidationException"
+    assert str(broken) in message
+    assert "TestCases › HappyPath › state 'Publish notifications'" in message
+    assert "did you mean 'Publish notification'?" in message and "[rule: state-exists]" in message
+
+
+def test_test_case_without_a_mock_configuration_is_refused(mocking_engine, bare_state_machine, monkeypatch):
+    monkeypatch.delenv(SFN_MOCK_CONFIG)
+
+    code, message = refused(mocking_engine.endpoint_url, bare_state_machine + "#HappyPath")
+
+    assert code == "ValidationException"
+    assert f"{SFN_MOCK_CONFIG} does not name a mock configuration file" in message
+
+
+def test_running_out_of_mocked_responses_fails_the_task_with_a_clear_cause(mock_stack, tmp_path, monkeypatch):
+    config = json.loads(MOCK_CONFIG_FILE.read_text())
+    [cases] = config["StateMachines"].values()
+    cases["TestCases"]["TooFewAnswers"] = {PUBLISH: "OneThrottle"}
+    config["MockedResponses"]["OneThrottle"] = {"0": {"Throw": {"Error": "SNS.ThrottledException", "Cause": "slow"}}}
+    path = tmp_path / "MockConfigFile.json"
+    path.write_text(json.dumps(config))
+    monkeypatch.setenv(SFN_MOCK_CONFIG, str(path))
+
+    result = run_case(mock_stack, "TooFewAnswers")
+
+    failures = result.task_failures(PUBLISH)
+    assert failures[0]["error"] == "SNS.ThrottledException"
+    assert failures[1]["error"] == "States.Runtime"
+    assert "state 'Publish notification' was invoked a 2nd time (invocation 1)" in failures[1]["cause"]
+    assert "'OneThrottle' answers only invocations 0-0" in failures[1]["cause"]
+    assert result.status == "FAILED"

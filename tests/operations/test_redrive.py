@@ -1,0 +1,215 @@
+"""`redrive`: DLQ -> source queue on the embedded endpoint, as `onceflow redrive` runs it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from onceflow.faults import sqs_send_failures
+from onceflow.observe import drain
+from onceflow.redrive import main, redrive
+from onceflow.safety_net import DETAIL_TYPE, SOURCE, status_change_detail
+from tests.support import execution_input, order
+
+
+def _string(value: str) -> dict[str, str]:
+    return {"DataType": "String", "StringValue": value}
+
+
+def _dead_letter(stack, body: str, **attributes: str) -> str:
+    sqs = stack.client("sqs")
+    message_attributes = {name: _string(value) for name, value in attributes.items()}
+    return sqs.send_message(
+        QueueUrl=stack.dead_letter_queue_url,
+        MessageBody=body,
+        **({"MessageAttributes": message_attributes} if message_attributes else {}),
+    )["MessageId"]
+
+
+def _from_state_machine(stack, order_id: str, error: str = "SNS.ThrottledException", **extra: str) -> str:
+    return _dead_letter(
+        stack,
+        json.dumps(order(order_id)),
+        error=error,
+        cause=json.dumps({"Error": error, "Cause": "injected"}),
+        event_id=order_id,
+        execution_arn=f"arn:aws:states:us-east-1:123456789012:execution:pipeline:{order_id}",
+        source="state-machine",
+        **extra,
+    )
+
+
+def _safety_net_event(described: dict) -> str:
+    """The body the safety net rule puts on the DLQ: the whole status change event."""
+    return json.dumps(
+        {"version": "0", "source": SOURCE, "detail-type": DETAIL_TYPE, "detail": status_change_detail(described)}
+    )
+
+
+def _described(arn: str, body: str, status: str = "ABORTED", include_input: bool = True) -> dict:
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    return {
+        "executionArn": arn,
+        "stateMachineArn": arn.replace(":execution:", ":stateMachine:").rsplit(":", 1)[0],
+        "name": arn.rsplit(":", 1)[1],
+        "status": status,
+        "startDate": now,
+        "stopDate": now,
+        "input": execution_input(body) if include_input else "x" * 300_000,
+    }
+
+
+def _run(stack, **kwargs):
+    options = {"dry_run": False, "limit": None, **kwargs}
+    return redrive(stack.client("sqs"), stack.dead_letter_queue_url, stack.source_queue_url, **options)
+
+
+def _source(stack):
+    return drain(stack.client("sqs"), stack.source_queue_url)
+
+
+def _dead(stack, delete=True):
+    return drain(stack.client("sqs"), stack.dead_letter_queue_url, delete=delete)
+
+
+def test_dry_run_counts_and_lists_without_moving(stack):
+    for i in range(3):
+        _from_state_machine(stack, f"order-{i}")
+
+    report = _run(stack, dry_run=True)
+
+    assert (report.count, report.would_move, report.moved) == (3, 3, 0)
+    assert report.by_reason() == {"state-machine: SNS.ThrottledException": 3}
+    assert "would move 3" in report.summary()
+    assert _source(stack) == []
+    assert len(_dead(stack, delete=False)) == 3  # still there, and visible again at once
+
+
+def test_moves_the_body_byte_for_byte_with_provenance(stack):
+    body = '{ "order_id":"order-ü", "customer_id": "c", "amount": 1.10, "currency":"EUR" }'
+    message_id = _dead_letter(
+        stack,
+        body,
+        error="SNS.ThrottledException",
+        cause="...",
+        event_id="order-ü",
+        source="state-machine",
+        tenant="t-1",
+    )
+
+    report = _run(stack)
+
+    assert report.moved == 1
+    [moved] = _source(stack)
+    assert moved.body == body
+    assert moved.attributes == {
+        "tenant": "t-1",  # the producer's attribute is kept; the reason attributes are summarised
+        "onceflow_redrive_count": "1",
+        "onceflow_redriven_from": message_id,
+        "onceflow_dead_letter_source": "state-machine",
+        "onceflow_dead_letter_error": "SNS.ThrottledException",
+        "onceflow_redriven_at": moved.attributes["onceflow_redriven_at"],
+    }
+    assert _dead(stack) == []
+
+
+def test_limit_moves_at_most_that_many_and_leaves_the_rest_visible(stack):
+    for i in range(5):
+        _from_state_machine(stack, f"order-{i}")
+
+    report = _run(stack, limit=2)
+
+    assert report.moved == 2
+    assert len(_source(stack)) == 2
+    assert len(_dead(stack, delete=False)) == 3
+    assert _run(stack, limit=0).count == 0
+
+
+def test_errors_that_would_fail_again_can_be_left_in_place(stack):
+    _from_state_machine(stack, "order-conflict", error="Onceflow.PayloadConflict")
+    _dead_letter(stack, "not json", error="Onceflow.InvalidMessage", source="starter", field="body", rule="json")
+    _from_state_machine(stack, "order-ok")
+
+    report = _run(stack, skip_errors={"Onceflow.PayloadConflict", "Onceflow.InvalidMessage"})
+
+    assert (report.moved, report.skipped) == (1, 2)
+    assert [m.json["order_id"] for m in _source(stack)] == ["order-ok"]
+    assert sorted(m.attributes["error"] for m in _dead(stack)) == [
+        "Onceflow.InvalidMessage",
+        "Onceflow.PayloadConflict",
+    ]
+
+
+def test_a_redrive_policy_dead_letter_keeps_its_attributes_and_counts_redrives(stack):
+    body = json.dumps(order("order-retried"))
+    _dead_letter(stack, body, trace="abc", onceflow_redrive_count="1")
+
+    report = _run(stack)
+
+    assert [(i.source, i.error) for i in report.items] == [("redrive-policy", None)]
+    [moved] = _source(stack)
+    assert (moved.body, moved.attributes["trace"], moved.attributes["onceflow_redrive_count"]) == (body, "abc", "2")
+
+
+def test_a_safety_net_event_is_unwrapped_to_the_original_body(stack):
+    body = json.dumps(order("order-stopped"))
+    arn = "arn:aws:states:us-east-1:123456789012:execution:pipeline:order-stopped-1"
+    _dead_letter(stack, _safety_net_event(_described(arn, body)))
+
+    report = _run(stack)
+
+    assert [(i.source, i.error, i.event_id) for i in report.items] == [
+        ("safety-net", "Execution.ABORTED", "order-stopped")
+    ]
+    assert [m.body for m in _source(stack)] == [body]
+
+
+def test_a_safety_net_event_without_its_input_is_read_back_from_the_execution(stack):
+    sfn = stack.client("stepfunctions")
+    body = json.dumps(order("order-big"))
+    arn = sfn.start_execution(stateMachineArn=stack.state_machine_arn, name="big", input=execution_input(body))[
+        "executionArn"
+    ]
+    event = json.loads(_safety_net_event(_described(arn, body, include_input=False)))
+    assert event["detail"]["input"] is None and event["detail"]["inputDetails"] == {"included": False}
+    _dead_letter(stack, json.dumps(event))
+
+    without = _run(stack)
+    assert (without.skipped, without.moved) == (1, 0)
+    assert "DescribeExecution" in without.items[0].reason
+
+    report = _run(stack, sfn=sfn)
+    assert report.moved == 1
+    assert [m.body for m in _source(stack)] == [body]
+
+
+def test_a_failed_send_leaves_the_dead_letter_in_place(stack):
+    _from_state_machine(stack, "order-1")
+
+    with sqs_send_failures("SourceQueue") as fault:
+        report = _run(stack)
+
+    assert fault.injected == 1
+    assert (report.moved, report.failed) == (0, 1)
+    assert [m.json["order_id"] for m in _dead(stack, delete=False)] == ["order-1"]
+    assert _run(stack).moved == 1
+
+
+def test_a_negative_limit_is_refused(stack):
+    with pytest.raises(ValueError):
+        _run(stack, limit=-1)
+
+
+def test_the_command_redrives_a_deployed_stack_found_by_name(stack, embedded_aws, monkeypatch, capsys):
+    for name, value in embedded_aws.environment().items():  # boto3's defaults point at the endpoint
+        monkeypatch.setenv(name, value)
+    _from_state_machine(stack, "order-1")
+
+    assert main(["--stack-name", stack.stack_name, "--dry-run"]) == 0
+    assert "would move 1" in capsys.readouterr().out
+    assert main(["--stack-name", stack.stack_name, "--skip-error", "Onceflow.PayloadConflict"]) == 0
+    assert "moved 1" in capsys.readouterr().out
+    assert [m.json["order_id"] for m in _source(stack)] == ["order-1"]

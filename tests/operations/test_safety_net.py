@@ -1,0 +1,150 @@
+"""The safety net: executions that end outside the dead-letter path reach the DLQ, and redrive recovers them.
+
+The route is template.yaml's EventBridge rule as deployed on the embedded AWS; the starter is the
+real one behind the emulated SQS event source.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from onceflow.executions import wait_for, wait_for_all
+from onceflow.faults import sns_publish_failures, sqs_send_failures
+from onceflow.observe import drain, scan
+from onceflow.redrive import redrive
+from onceflow.template import load_sam_template
+from tests.support import order
+
+RESUMED_PENDING_PATH = [
+    "Build order record",
+    "Record event and order",
+    "Look up earlier record",
+    "What is left to do?",
+    "Publish notification",
+    "Mark as sent",
+    "Done",
+]
+
+
+def _statuses(stack) -> list[str]:
+    return [r["status"] for r in scan(stack.client("dynamodb"), stack.processed_events_table)]
+
+
+def _order_ids(stack) -> list[str]:
+    return [r["order_id"] for r in scan(stack.client("dynamodb"), stack.order_records_table)]
+
+
+def _redrive_and_process(stack, event_source, already: set[str]):
+    """Redrive the DLQ to the source queue, let the real starter take it, wait for the new executions."""
+    sqs = stack.client("sqs")
+    report = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=False, limit=None)
+    event_source.run_until_empty()
+    results = wait_for_all(stack.client("stepfunctions"), stack.state_machine_arn)
+    return report, [r for r in results if r.arn not in already]
+
+
+def test_the_emulated_route_is_the_templates_rule(stack, safety_net):
+    declared = load_sam_template()["Resources"]["SafetyNetRule"]["Properties"]
+    expected = copy.deepcopy(declared["EventPattern"])
+    expected["detail"]["stateMachineArn"] = [stack.state_machine_arn]
+
+    assert safety_net.rule.pattern == expected
+    assert safety_net.rule.target_arns == (stack.outputs["DeadLetterQueueArn"],)
+    assert {"status": ["FAILED"], "error": [{"anything-but": ["Onceflow.DeadLettered"]}]} in expected["detail"]["$or"]
+
+
+def test_operator_stop_after_record_is_dead_lettered_and_redrive_resumes_on_the_pending_path(
+    stack, event_source, inbox, safety_net, retry_pause
+):
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    body = json.dumps(order("order-stopped"))
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=body)
+
+    with sns_publish_failures(times=1) as outage:
+        event_source.run_until_empty()
+        retry_pause.wait_until_reached()  # recorded, first publish failed, waiting to retry
+        [running] = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+        assert _statuses(stack) == ["pending"]
+        sfn.stop_execution(executionArn=running["executionArn"], error="Operator.Stopped", cause="SNS incident")
+        retry_pause.released.set()
+        stopped = wait_for(sfn, running["executionArn"])
+
+    assert stopped.status == "ABORTED"
+    assert outage.calls == 1  # stopped before the retry: nothing was published
+    assert _statuses(stack) == ["pending"]  # the SQS message is gone: only the safety net can recover it
+    assert drain(sqs, stack.dead_letter_queue_url, delete=False) == []
+
+    swept = safety_net.sweep()
+    assert [(c.status, c.routed) for c in swept.changes] == [("ABORTED", True)]
+    [dead] = drain(sqs, stack.dead_letter_queue_url, delete=False)
+    detail = dead.json["detail"]
+    assert (dead.json["detail-type"], detail["status"], detail["executionArn"]) == (
+        "Step Functions Execution Status Change",
+        "ABORTED",
+        stopped.arn,
+    )
+    assert json.loads(detail["input"])["message"]["body"] == body
+
+    moved, resumed = _redrive_and_process(stack, event_source, already={stopped.arn})
+
+    assert (moved.moved, moved.items[0].source, moved.items[0].event_id) == (1, "safety-net", "order-stopped")
+    [result] = resumed
+    assert (result.status, result.path) == ("SUCCEEDED", RESUMED_PENDING_PATH)
+    assert _statuses(stack) == ["sent"]
+    assert _order_ids(stack) == ["order-stopped"]  # one business row: the resume wrote nothing
+    assert inbox.by_event_id()["order-stopped"] >= 1
+    assert drain(sqs, stack.dead_letter_queue_url) == []
+    assert safety_net.sweep().routed == []  # the successful resume is reported, not routed
+
+
+def test_self_dead_lettered_execution_is_not_dead_lettered_twice(stack, event_source, safety_net):
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-outage")))
+
+    with sns_publish_failures():
+        event_source.run_until_empty()
+        [result] = wait_for_all(sfn, stack.state_machine_arn)
+
+    assert (result.status, result.error) == ("FAILED", "Onceflow.DeadLettered")
+    swept = safety_net.sweep()
+    assert [(c.status, c.error, c.routed) for c in swept.changes] == [("FAILED", "Onceflow.DeadLettered", False)]
+    dead = drain(sqs, stack.dead_letter_queue_url)
+    assert [(m.attributes["source"], m.attributes["error"]) for m in dead] == [
+        ("state-machine", "SNS.ThrottledException")
+    ]
+
+
+def test_a_failing_dead_letter_path_is_caught_by_the_safety_net(stack, event_source, inbox, safety_net):
+    """SNS is down and so is the DLQ for the state machine: the execution fails with the SQS error."""
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-double-fault")))
+
+    with sns_publish_failures(), sqs_send_failures("DeadLetterQueue") as dlq_down:
+        event_source.run_until_empty()
+        [failed] = wait_for_all(sfn, stack.state_machine_arn)
+    assert dlq_down.injected >= 1
+    assert failed.status == "FAILED" and failed.error not in (None, "Onceflow.DeadLettered")
+    assert _statuses(stack) == ["pending"]
+
+    swept = safety_net.sweep()  # the DLQ is reachable again, as EventBridge's retries would find it
+    assert [(c.error, c.routed) for c in swept.changes] == [(failed.error, True)]
+
+    moved, resumed = _redrive_and_process(stack, event_source, already={failed.arn})
+    assert moved.by_reason() == {f"safety-net: {failed.error}": 1}
+    assert [r.path for r in resumed] == [RESUMED_PENDING_PATH]
+    assert (_statuses(stack), _order_ids(stack)) == (["sent"], ["order-double-fault"])
+    assert inbox.by_event_id() == {"order-double-fault": 1}
+
+
+def test_sweeps_report_each_ended_execution_once_and_route_no_success(stack, event_source, safety_net):
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-fine")))
+    event_source.run_until_empty()
+    wait_for_all(sfn, stack.state_machine_arn)
+
+    first, second = safety_net.sweep(), safety_net.sweep()
+
+    assert [(c.status, c.routed) for c in first.changes] == [("SUCCEEDED", False)]
+    assert second.changes == []
+    assert drain(sqs, stack.dead_letter_queue_url) == []

@@ -1,0 +1,200 @@
+"""The real starter handler on the embedded AWS: partial batch responses, execution names,
+redelivery, producer resends, dead-lettering and its failure, Step Functions errors, logs."""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractContextManager
+from typing import Any
+
+import pytest
+from moto.core.exceptions import AWSError
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+from onceflow.executions import list_executions, wait_for
+from onceflow.faults import Fault, inject, sqs_send_failures
+from onceflow.observe import scan
+from starter.messages import MAX_EXECUTION_INPUT_BYTES
+from starter.naming import execution_name
+from starter.settings import ConfigurationError
+from tests.starter.helpers import dead_letters, failed_ids, log_lines, metric_totals
+from tests.support import execution_input, order, sqs_event, sqs_record
+
+
+def start_execution_fails_for(event_id: str) -> AbstractContextManager[Fault]:
+    """StartExecution denied for one event_id's executions (a 400: boto3 does not retry it)."""
+    prefix = execution_name(event_id, "any").rsplit("-", 1)[0] + "-"
+
+    def applies(state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any) -> bool:
+        return bool(name and name.startswith(prefix))
+
+    def error() -> Exception:
+        return AWSError("Injected fault: not authorized", exception_type="AccessDeniedException")
+
+    return inject(StepFunctionsParserBackend, "start_execution", error, applies=applies)
+
+
+def executions(stack) -> list[dict[str, Any]]:
+    return list_executions(stack.client("stepfunctions"), stack.state_machine_arn)
+
+
+def records_logged(starter_logs, message: str) -> list[dict[str, Any]]:
+    return [line for line in log_lines(starter_logs) if line.get("message") == message]
+
+
+def test_batch_reports_exactly_the_records_that_can_be_retried(stack, starter):
+    good = [sqs_record(order(f"order-{i}")) for i in range(3)]
+    poison = [sqs_record("not json"), sqs_record(order("order-9", amount=-5))]
+    unlucky = sqs_record(order("order-denied"))
+    batch = [good[0], poison[0], unlucky, good[1], poison[1], good[2]]
+
+    with start_execution_fails_for("order-denied") as fault:
+        response = starter.invoke(sqs_event(*batch))
+
+    assert fault.injected == 1
+    assert response == {"batchItemFailures": [{"itemIdentifier": unlucky["messageId"]}]}
+    # Poison is dead-lettered and acknowledged, not retried.
+    assert set(dead_letters(stack)) == {r["messageId"] for r in poison}
+    expected = {execution_name(f"order-{i}", good[i]["messageId"]) for i in range(3)}
+    assert {e["name"] for e in executions(stack)} == expected
+
+
+def test_redelivery_of_one_message_starts_one_execution(stack, starter, starter_logs):
+    record = sqs_record(order("order-1"), message_id="7b0b6b62-5c1a-4f8e-9d4c-1d2f3a4b5c6d")
+
+    first = starter.invoke(sqs_event(record))
+    # Still running (same name and input: Step Functions answers with the running execution)
+    # or already finished (ExecutionAlreadyExists): a success either way.
+    at_once = starter.invoke(sqs_event(record))
+    sfn = stack.client("stepfunctions")
+    [started] = executions(stack)
+    assert wait_for(sfn, started["executionArn"]).status == "SUCCEEDED"
+    after_finish = starter.invoke(sqs_event(record))  # closed: ExecutionAlreadyExists
+
+    assert first == at_once == after_finish == {"batchItemFailures": []}
+    assert [e["name"] for e in executions(stack)] == [execution_name("order-1", record["messageId"])]
+    outcomes = [line["message"] for line in log_lines(starter_logs) if line.get("message_id") == record["messageId"]]
+    assert outcomes[0] == "Execution started"
+    assert outcomes[-1] == "Delivery already handed over: execution exists"
+    assert len(outcomes) == 3
+    assert metric_totals(starter_logs)["ExecutionsAlreadyStarted"] >= 1
+    described = sfn.describe_execution(executionArn=started["executionArn"])
+    assert described["input"] == execution_input(order("order-1"), message_id=record["messageId"])
+
+
+def test_producer_resend_is_a_second_execution_that_the_state_machine_dedupes(stack, starter, inbox):
+    sfn = stack.client("stepfunctions")
+    results = []
+    for message_id in ("first-send", "resend"):  # the resend arrives after the first one finished
+        response = starter.invoke(sqs_event(sqs_record(order("order-1"), message_id=message_id)))
+        assert response == {"batchItemFailures": []}
+        name = execution_name("order-1", message_id)
+        [arn] = [e["executionArn"] for e in executions(stack) if e["name"] == name]
+        results.append(wait_for(sfn, arn))
+
+    assert [r.status for r in results] == ["SUCCEEDED", "SUCCEEDED"]
+    assert results[0].path[-1] == "Done" and results[1].path[-1] == "Already sent"
+    assert [row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table)] == ["order-1"]
+    assert inbox.by_event_id() == {"order-1": 1}
+
+
+POISON = {
+    "not-json": ("{'order_id': 'o-1'}", "body", "json", None),
+    "json-array": (json.dumps([order("o-2")]), "body", "json_object", None),
+    "no-event-id": (json.dumps({"customer_id": "c", "amount": 1, "currency": "EUR"}), "order_id", "event_id", None),
+    "empty-event-id": (json.dumps(order("")), "order_id", "event_id", None),
+    "negative-amount": (json.dumps(order("o-5", amount=-1)), "amount", "greater_than", "o-5"),
+    "bad-currency": (json.dumps(order("o-6", currency="euro")), "currency", "string_pattern_mismatch", "o-6"),
+    # Characters outside the set SQS accepts (moto does not check) become U+FFFD in the attributes.
+    "control-character": (json.dumps(order("o-\u0007", amount=0)), "amount", "greater_than", "o-\ufffd"),
+    "too-large": (json.dumps(order("o-7", note="x" * (MAX_EXECUTION_INPUT_BYTES // 2))), "body", "max_size", "o-7"),
+}
+
+
+def test_poison_messages_are_dead_lettered_with_the_reason_and_acknowledged(stack, starter, starter_logs):
+    records = {kind: sqs_record(body, message_id=f"poison-{kind}") for kind, (body, *_) in POISON.items()}
+
+    response = starter.invoke(sqs_event(*records.values()))
+
+    assert response == {"batchItemFailures": []}
+    assert executions(stack) == []
+    dead = dead_letters(stack)
+    assert set(dead) == {r["messageId"] for r in records.values()}
+    for kind, (body, field, rule, event_id) in POISON.items():
+        message = dead[f"poison-{kind}"]
+        assert message.body == body  # unchanged, ready to fix and redrive
+        attributes = message.attributes
+        assert attributes["error"] == "Onceflow.InvalidMessage"
+        assert (attributes["field"], attributes["rule"], attributes.get("event_id")) == (field, rule, event_id)
+        assert attributes["cause"].startswith(f"message poison-{kind}: field '{field}' breaks rule '{rule}': ")
+        assert attributes["source_message_id"] == f"poison-{kind}"
+    assert metric_totals(starter_logs)["InvalidMessagesDeadLettered"] == len(POISON)
+    warnings = records_logged(starter_logs, "Invalid message: dead-lettering it")
+    assert {(w["message_id"], w["field"], w["rule"]) for w in warnings} == {
+        (f"poison-{kind}", field, rule) for kind, (_, field, rule, _) in POISON.items()
+    }
+
+
+def test_dead_letter_send_failure_keeps_the_record_for_sqs(stack, starter, starter_logs):
+    poison, good = sqs_record("not json", message_id="poison-1"), sqs_record(order("order-1"))
+    dead_letter_queue = stack.dead_letter_queue_url.rsplit("/", 1)[1]
+
+    with sqs_send_failures(dead_letter_queue, times=1) as fault:
+        response = starter.invoke(sqs_event(poison, good))
+
+    assert fault.injected == 1
+    assert failed_ids(response) == ["poison-1"]
+    assert dead_letters(stack) == {}
+    assert len(executions(stack)) == 1
+    [failure] = records_logged(starter_logs, "Record failed; SQS will redeliver it")
+    assert failure["message_id"] == "poison-1" and "Injected fault: send failed" in failure["exception"]
+    assert metric_totals(starter_logs)["BatchRecordsFailed"] == 1
+
+    assert starter.invoke(sqs_event(poison)) == {"batchItemFailures": []}  # SQS redelivers it: now it goes
+    assert set(dead_letters(stack)) == {"poison-1"}
+
+
+def test_step_functions_error_fails_the_record_and_logs_the_exception(stack, starter, starter_logs):
+    record = sqs_record(order("order-denied"), message_id="m-denied")
+
+    with start_execution_fails_for("order-denied") as fault:
+        response = starter.invoke(sqs_event(record))
+
+    assert fault.injected == 1
+    assert failed_ids(response) == ["m-denied"]
+    assert dead_letters(stack) == {}  # not poison: SQS retries it, its redrive policy decides
+    [failure] = records_logged(starter_logs, "Record failed; SQS will redeliver it")
+    assert failure["level"] == "ERROR"
+    assert (failure["event_id"], failure["message_id"]) == ("order-denied", "m-denied")
+    assert failure["error_code"] == "AccessDeniedException"
+    assert "Traceback" in failure["exception"]
+
+
+def test_logs_carry_event_id_only_while_its_record_is_handled(stack, starter, starter_logs):
+    good, denied = sqs_record(order("order-1"), message_id="m-1"), sqs_record(order("order-2"), message_id="m-2")
+
+    with start_execution_fails_for("order-2"):
+        starter.invoke(sqs_event(good, denied))
+
+    [started] = records_logged(starter_logs, "Execution started")
+    assert (started["event_id"], started["correlation_id"], started["message_id"]) == ("order-1", "order-1", "m-1")
+    assert started["execution_name"] == execution_name("order-1", "m-1")
+    assert started["service"] == "onceflow"
+    [summary] = records_logged(starter_logs, "Records reported failed; SQS will redeliver them")
+    assert "event_id" not in summary and "correlation_id" not in summary and "message_id" not in summary
+
+
+def test_configuration_error_fails_the_whole_invocation(stack, starter, starter_logs, monkeypatch):
+    batch = sqs_event(sqs_record(order("order-1")), sqs_record("not json"))
+    for variable, value in [("EVENT_FORMAT", "xml"), ("EVENT_ID_PATH", "detail.[oops"), ("STATE_MACHINE_ARN", "")]:
+        with monkeypatch.context() as patch:
+            patch.setenv(variable, value)
+            with pytest.raises(ConfigurationError, match=variable):
+                starter.invoke(batch)
+        [line] = records_logged(starter_logs, "Starter misconfigured; no record of this batch was handled")
+        assert variable in line["exception"]
+        assert metric_totals(starter_logs) == {"ConfigurationErrors": 1}
+        starter_logs.truncate(0)
+        starter_logs.seek(0)
+
+    assert executions(stack) == [] and dead_letters(stack) == {}  # nothing handled, nothing lost

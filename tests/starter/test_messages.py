@@ -1,0 +1,139 @@
+"""Parsing, validation, hashing and the execution input, as pure functions: no AWS."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from starter.messages import MAX_EXECUTION_INPUT_BYTES, InvalidMessage, parse_record, payload_hash
+from tests.starter.helpers import settings as starter_settings
+from tests.support import order, sqs_record
+
+SENT_MS = 1_790_000_000_000
+
+
+def parse(body, message_id: str = "message-1", **record_changes):
+    record = sqs_record(body, message_id=message_id, sent_timestamp=SENT_MS)
+    record.update(record_changes)
+    return parse_record(record, starter_settings())
+
+
+def test_valid_order_becomes_execution_input():
+    event = parse(order("order-1"))
+    document = json.loads(event.execution_input)
+    assert event.event_id == document["event_id"] == "order-1"
+    assert document["payload"] == order("order-1")
+    assert document["payload_hash"] == event.payload_hash == payload_hash(order("order-1"))
+    assert document["received_at"] == "2026-09-21T14:13:20.000Z"  # the SQS send time of SENT_MS
+    assert document["ttl"] == SENT_MS // 1000 + 35 * 86_400
+    assert document["message"] == {"id": "message-1", "body": json.dumps(order("order-1"))}
+
+
+def test_same_record_twice_gives_identical_input():
+    record = sqs_record(order("order-1"), message_id="m-1", sent_timestamp=SENT_MS)
+    redelivered = {**record, "receiptHandle": "another-handle", "attributes": {**record["attributes"]}}
+    redelivered["attributes"]["ApproximateReceiveCount"] = "2"
+    redelivered["attributes"]["ApproximateFirstReceiveTimestamp"] = str(SENT_MS + 60_000)
+    first, second = parse_record(record, starter_settings()), parse_record(redelivered, starter_settings())
+    assert first.execution_input == second.execution_input
+
+
+def test_send_time_falls_back_to_first_receive_then_to_now():
+    record = sqs_record(order(), sent_timestamp=SENT_MS)
+    del record["attributes"]["SentTimestamp"]
+    fallback = json.loads(parse_record(record, starter_settings()).execution_input)
+    assert fallback["received_at"] == "2026-09-21T14:13:20.005Z"
+    record["attributes"] = {}
+    now = json.loads(parse_record(record, starter_settings()).execution_input)
+    assert now["ttl"] > time.time() + 34 * 86_400  # never a ttl in the past, which TTL would delete
+
+
+def test_payload_hash_ignores_key_order_and_whitespace():
+    body = order("order-1", note={"b": [1, {"y": 2, "x": 1}], "a": "ä"})
+    shuffled = dict(reversed(list(body.items())))
+    shuffled["note"] = {"a": "ä", "b": [1, {"x": 1, "y": 2}]}
+    spaced = json.dumps(shuffled, indent=4, ensure_ascii=True)
+    assert parse(body).payload_hash == parse(spaced).payload_hash == payload_hash(shuffled)
+    assert parse(body).payload_hash != parse(order("order-1", amount=43)).payload_hash
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=10,
+)
+
+
+def _shuffled(value, rng: random.Random):
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {key: _shuffled(child, rng) for key, child in items}
+    if isinstance(value, list):
+        return [_shuffled(child, rng) for child in value]
+    return value
+
+
+@settings(max_examples=60, deadline=None)
+@given(document=st.dictionaries(st.text(max_size=8), json_values, max_size=6), seed=st.integers())
+def test_payload_hash_is_key_order_independent_for_any_document(document, seed):
+    assert payload_hash(_shuffled(document, random.Random(seed))) == payload_hash(document)
+
+
+def test_distinct_messages_with_one_event_id_share_the_hash_not_the_input():
+    first, second = parse(order("order-1"), "m-1"), parse(order("order-1"), "m-2")
+    assert first.payload_hash == second.payload_hash
+    assert first.execution_input != second.execution_input  # the message id is part of it
+
+
+HUGE_NOTE = "x" * (MAX_EXECUTION_INPUT_BYTES // 2)
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "rule", "event_id"),
+    [
+        pytest.param("not json {", "body", "json", None, id="not-json"),
+        pytest.param("[1, 2]", "body", "json_object", None, id="json-array"),
+        pytest.param('"order-1"', "body", "json_object", None, id="json-string"),
+        pytest.param(json.dumps({"customer_id": "c"}), "order_id", "event_id", None, id="no-event-id"),
+        pytest.param(json.dumps(order("")), "order_id", "event_id", None, id="empty-event-id"),
+        pytest.param(json.dumps(order(7)), "order_id", "event_id", None, id="numeric-event-id"),
+        pytest.param(json.dumps(order("o-1", amount=-1)), "amount", "greater_than", "o-1", id="negative-amount"),
+        pytest.param(json.dumps(order("o-1", amount="lots")), "amount", "decimal_parsing", "o-1", id="amount-text"),
+        pytest.param(
+            json.dumps({**order("o-1"), "currency": "euro"}),
+            "currency",
+            "string_pattern_mismatch",
+            "o-1",
+            id="bad-currency",
+        ),
+        pytest.param(
+            json.dumps({**order("o-1"), "customer_id": None}), "customer_id", "string_type", "o-1", id="null-customer"
+        ),
+        pytest.param(json.dumps(order("o-1")).replace("42.5", "NaN"), "body", "json", None, id="nan"),
+        pytest.param('{"order_id": "o-\\ud800"}', "body", "json", None, id="unpaired-surrogate"),
+        pytest.param("[" * 100_000 + "]" * 100_000, "body", "json", None, id="deeply-nested"),
+        pytest.param('{"order_id": "o", "n": ' + "9" * 5000 + "}", "body", "json", None, id="too-many-digits"),
+        pytest.param(json.dumps(order("ü" * 1100)), "order_id", "event_id_length", None, id="event-id-over-2048-bytes"),
+        pytest.param(json.dumps(order("o-1", note=HUGE_NOTE)), "body", "max_size", "o-1", id="input-over-256-KiB"),
+    ],
+)
+def test_poison_message_names_message_field_and_rule(body, field, rule, event_id):
+    with pytest.raises(InvalidMessage) as raised:
+        parse(body, message_id="poison-1")
+    invalid = raised.value
+    assert (invalid.message_id, invalid.field, invalid.rule, invalid.event_id) == ("poison-1", field, rule, event_id)
+    assert f"message poison-1: field '{field}' breaks rule '{rule}'" in str(invalid)
+
+
+def test_body_under_the_sqs_limit_can_still_exceed_the_execution_input_limit():
+    # The input carries the payload and the original body: about twice the body's size.
+    body = json.dumps(order("o-1", note="x" * 140_000))
+    assert len(body) < 262_144
+    with pytest.raises(InvalidMessage, match="max_size"):
+        parse(body)

@@ -1,0 +1,53 @@
+"""The Lambda code is self-contained (what `sam build` packages is all it needs) and its import
+stays light."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTER = ROOT / "functions" / "starter"
+# In the Lambda Python runtime (boto3, botocore and their jmespath) or in requirements.txt
+# (Powertools with its parser extra, which brings pydantic).
+PACKAGED = {"boto3", "botocore", "jmespath", "aws_lambda_powertools", "pydantic", "starter", "app"}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_starter_imports_only_the_runtime_and_its_requirements():
+    for path in STARTER.rglob("*.py"):
+        foreign = top_level_imports(path) - PACKAGED - set(sys.stdlib_module_names)
+        assert not foreign, f"{path.relative_to(ROOT)} imports {sorted(foreign)}: not packaged with the function"
+
+
+def test_requirements_pin_the_powertools_the_tests_run():
+    pinned = [line for line in (STARTER / "requirements.txt").read_text().splitlines() if line and line[0] != "#"]
+    assert [line.split("==")[0] for line in pinned] == ["aws-lambda-powertools[parser,tracer]"]
+    assert f'"{pinned[0]}"' in (ROOT / "pyproject.toml").read_text()  # the version the tests run
+
+
+def test_handler_import_leaves_envelope_models_and_clients_for_later():
+    probe = (
+        "import sys, app; "
+        "print(sorted(m for m in ('aws_lambda_powertools.utilities.parser.models', 'onceflow', 'moto') if m in sys.modules)); "
+        "print(app._client.cache_info().currsize)"
+    )
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
+    environment.update({"POWERTOOLS_TRACE_DISABLED": "true", "AWS_DEFAULT_REGION": "us-east-1"})
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=STARTER, env=environment, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "0"]

@@ -1,0 +1,112 @@
+"""What the state machine tests read: the pipeline's tables, its dead letters and the ASL's own settings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from onceflow.executions import ExecutionResult
+from onceflow.observe import QueuedMessage, drain, scan
+from onceflow.stack import LocalStack
+
+RECORD = "Record event and order"
+LOOK_UP = "Look up earlier record"
+PUBLISH = "Publish notification"
+MARK_SENT = "Mark as sent"
+DEAD_LETTER = "Send to dead-letter queue"
+
+NEW_EVENT_PATH = ["Build order record", RECORD, PUBLISH, MARK_SENT, "Done"]
+PENDING_PATH = ["Build order record", RECORD, LOOK_UP, "What is left to do?", PUBLISH, MARK_SENT, "Done"]
+ALREADY_SENT_PATH = ["Build order record", RECORD, LOOK_UP, "What is left to do?", "Already sent"]
+DEAD_LETTERED_TAIL = [DEAD_LETTER, "Dead-lettered"]
+
+
+def state_rows(stack: LocalStack) -> list[dict[str, Any]]:
+    return scan(stack.client("dynamodb"), stack.processed_events_table)
+
+
+def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
+    return scan(stack.client("dynamodb"), stack.order_records_table)
+
+
+def dead_letters(stack: LocalStack) -> list[QueuedMessage]:
+    return drain(stack.client("sqs"), stack.dead_letter_queue_url)
+
+
+def set_status(stack: LocalStack, event_id: str, status: str) -> None:
+    """Rewind (or corrupt) the state record as a crash or an operator would leave it."""
+    stack.client("dynamodb").update_item(
+        TableName=stack.processed_events_table,
+        Key={"event_id": {"S": event_id}},
+        UpdateExpression="SET #status = :status",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues={":status": {"S": status}},
+    )
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    body: str
+    cause: str
+
+
+def assert_dead_lettered(
+    stack: LocalStack, result: ExecutionResult, error: str, event_id: str, body: str
+) -> DeadLetter:
+    """The execution failed as dead-lettered and the DLQ holds exactly its message (now received)."""
+    assert result.status == "FAILED"
+    assert result.error == "Onceflow.DeadLettered"
+    assert result.path[-2:] == DEAD_LETTERED_TAIL
+    [message] = dead_letters(stack)
+    assert message.body == body, "the original body is kept so an operator can redrive it"
+    assert message.attributes["error"] == error
+    assert message.attributes["event_id"] == event_id
+    assert message.attributes["execution_arn"] == result.arn
+    assert message.attributes["source"] == "state-machine"
+    cause = json.loads(message.attributes["cause"])
+    assert cause["Error"] == error
+    return DeadLetter(body=message.body, cause=cause["Cause"])
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """One Retry entry of the ASL: the delay before retry n is at most min(interval * rate^n, max delay)."""
+
+    interval_seconds: float
+    backoff_rate: float
+    max_delay_seconds: float
+    max_attempts: int
+    jitter: str
+
+    def ceiling(self, retry_index: int) -> float:
+        return min(self.interval_seconds * self.backoff_rate**retry_index, self.max_delay_seconds)
+
+
+def retrier(stack: LocalStack, state: str, error: str) -> Backoff:
+    """The Retry entry of `state` in the deployed ASL file that handles `error` (or States.ALL)."""
+    definition = json.loads(stack.definition_path.read_text())
+    for entry in definition["States"][state]["Retry"]:
+        if error in entry["ErrorEquals"] or "States.ALL" in entry["ErrorEquals"]:
+            return Backoff(
+                interval_seconds=entry.get("IntervalSeconds", 1),
+                backoff_rate=entry.get("BackoffRate", 2.0),
+                max_delay_seconds=entry.get("MaxDelaySeconds", float("inf")),
+                max_attempts=entry.get("MaxAttempts", 3),
+                jitter=entry.get("JitterStrategy", "NONE"),
+            )
+    raise AssertionError(f"no Retry of {state!r} handles {error}")
+
+
+def assert_full_jitter(delays: list[float], backoff: Backoff) -> None:
+    """Each recorded delay lies between 0 and its exponential ceiling (capped by MaxDelaySeconds), and
+    jitter really applied: without it every delay would be exactly its ceiling."""
+    assert backoff.jitter == "FULL"
+    ceilings = [backoff.ceiling(retry_index) for retry_index in range(len(delays))]
+    for delay, ceiling in zip(delays, ceilings, strict=True):
+        assert 0 <= delay <= ceiling, (delays, ceilings)
+    assert delays != ceilings, "no jitter was applied"
+
+
+def task_errors(result: ExecutionResult, state: str) -> list[str]:
+    return [failure["error"] for failure in result.task_failures(state)]

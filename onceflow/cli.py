@@ -58,6 +58,9 @@ def start(
                 handled = pipeline.event_source.poll_once()
                 if handled:
                     console.print(f"starter handled a batch of {handled}")
+            routed = pipeline.safety_net.sweep().routed
+            if routed:
+                console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → DLQ")
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
@@ -222,16 +225,16 @@ def demo(
         def progress(description: str, done: int, total: int) -> None:
             bar.update(task, description=description, completed=done, total=total)
 
-        report, fault_log, pipeline = run_demo(options, progress=progress, log_stream=log_stream)
+        run = run_demo(options, progress=progress, log_stream=log_stream)
     seconds = time.monotonic() - began
-    print_report(report, fault_log.counts, seconds)
+    print_report(run.report, run.faults.counts, seconds)
     (out / "report.json").write_text(
-        json.dumps({**report_as_dict(report), "faults": fault_log.counts, "seconds": seconds}, indent=2)
+        json.dumps({**report_as_dict(run.report), "faults": run.faults.counts, "seconds": seconds}, indent=2)
     )
-    trace_path = write_trace(pipeline, out / "trace.html")
+    trace_path = write_trace(run, out / "trace.html")
     console.print(f"report: {out / 'report.json'}  trace: {trace_path}  starter log: {out / 'starter.log'}")
-    pipeline.aws.stop()
-    raise typer.Exit(code=0 if report.passed else 1)
+    run.pipeline.aws.stop()
+    raise typer.Exit(code=0 if run.report.passed else 1)
 
 
 def main() -> None:

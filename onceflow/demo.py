@@ -15,6 +15,7 @@ from typing import Any
 from onceflow import faults
 from onceflow.embedded import EmbeddedAws
 from onceflow.event_source import Invoke
+from onceflow.executions import ExecutionResult
 from onceflow.local_pipeline import LocalPipeline
 from onceflow.observe import drain, scan
 from onceflow.report import Expectation, RunReport, build_report
@@ -155,15 +156,28 @@ def redrive_transient(pipeline: LocalPipeline) -> int:
     return report.moved
 
 
+@dataclass
+class DemoRun:
+    report: RunReport
+    faults: FaultLog
+    pipeline: LocalPipeline
+    executions: list[ExecutionResult]
+
+
 def run_demo(
     options: DemoOptions,
     progress: Callable[[str, int, int], None] | None = None,
     log_stream: io.TextIOBase | None = None,
-) -> tuple[RunReport, FaultLog, LocalPipeline]:
+    aws: EmbeddedAws | None = None,
+) -> DemoRun:
+    """Run the demo; on `aws` if given (it is reset first), else on a new embedded AWS."""
     rng = random.Random(options.seed)
     log = FaultLog()
     crash = CrashSwitch(log)
-    aws = EmbeddedAws(time_scale=options.time_scale).start()
+    if aws is None:
+        aws = EmbeddedAws(time_scale=options.time_scale).start()
+    else:
+        aws.reset()
     stack = deploy(aws.endpoint_url)
     pipeline = LocalPipeline(aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap)
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
@@ -212,15 +226,16 @@ def run_demo(
 
     sqs = stack.client("sqs")
     dynamodb = stack.client("dynamodb")
+    executions = pipeline.executions()
     report = build_report(
         sent=_expectations(bodies),
         state_records=scan(dynamodb, stack.processed_events_table),
         business_rows=scan(dynamodb, stack.order_records_table),
         notifications=pipeline.inbox.collect(),
         dead_letters=drain(sqs, stack.dead_letter_queue_url, delete=False),
-        executions=pipeline.executions(),
+        executions=executions,
     )
-    return report, log, pipeline
+    return DemoRun(report, log, pipeline, executions)
 
 
 def definition_of(pipeline: LocalPipeline) -> dict[str, Any]:
@@ -228,7 +243,7 @@ def definition_of(pipeline: LocalPipeline) -> dict[str, Any]:
     return json.loads(described["definition"])
 
 
-def write_trace(pipeline: LocalPipeline, path: Path) -> Path:
+def write_trace(run: DemoRun, path: Path) -> Path:
     from onceflow.trace import write_trace as render
 
-    return render(definition_of(pipeline), pipeline.executions(), path)
+    return render(definition_of(run.pipeline), run.executions, path)

@@ -139,6 +139,7 @@ class EmbeddedAws:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._saved_patches: list[tuple[Any, str, Any]] = []
+        self._previous_moto_port: str | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -161,6 +162,7 @@ class EmbeddedAws:
 
     def start(self) -> EmbeddedAws:
         # Step Functions service integrations call back to localhost:$MOTO_PORT.
+        self._previous_moto_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
         self._patch(retrier_decl, "time", _TimeModule(self.clock))
         clock = self.clock
@@ -183,7 +185,8 @@ class EmbeddedAws:
         )
         self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
         self._thread.start()
-        self.configure()
+        # moto's backends are process-wide: a new endpoint starts from an empty account.
+        self.reset()
         return self
 
     def configure(self) -> None:
@@ -210,6 +213,10 @@ class EmbeddedAws:
         for owner, name, original in reversed(self._saved_patches):
             setattr(owner, name, original)
         self._saved_patches.clear()
+        if self._previous_moto_port is None:
+            os.environ.pop("MOTO_PORT", None)
+        else:
+            os.environ["MOTO_PORT"] = self._previous_moto_port
         self._server = None
 
     def _patch(self, owner: Any, name: str, value: Any) -> None:

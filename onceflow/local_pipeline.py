@@ -14,6 +14,7 @@ from onceflow.embedded import EmbeddedAws
 from onceflow.event_source import Invoke, SqsEventSource
 from onceflow.executions import ExecutionResult, ExecutionTimeout, list_executions, wait_for
 from onceflow.observe import NotificationInbox
+from onceflow.safety_net import SafetyNet
 from onceflow.stack import LocalStack
 from onceflow.starter_runtime import StarterRuntime
 
@@ -38,6 +39,8 @@ class LocalPipeline:
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
         self.starter = StarterRuntime(stack, log_stream=log_stream)
+        # EventBridge's route for executions that end outside the state machine's own paths.
+        self.safety_net = SafetyNet(stack)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -76,7 +79,10 @@ class LocalPipeline:
     def process(
         self, concurrency: int = 1, timeout: float = 300.0, on_batch: Callable[[int], None] | None = None
     ) -> None:
-        """Deliver until the source queue is empty and no execution runs (bounded by `timeout`)."""
+        """Deliver until the source queue is empty and no execution runs (bounded by `timeout`).
+
+        Ended executions are swept through the safety net on the way, as EventBridge would.
+        """
         deadline = time.monotonic() + timeout
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             while True:

@@ -69,7 +69,8 @@ class StarterRuntime:
         """Logs and EMF metrics to `stream`, as Lambda sends both to CloudWatch Logs."""
         logger = getattr(self.module, "logger", None)
         if logger is not None:
-            logger.registered_handler.setStream(stream)
+            # Not setStream(): it flushes the previous stream, which an earlier run may have closed.
+            logger.registered_handler.stream = stream
         # Powertools prints EMF with the builtin print(); give its module a print bound to the stream.
         from aws_lambda_powertools.metrics.provider.cloudwatch_emf import cloudwatch
 

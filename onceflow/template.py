@@ -11,6 +11,7 @@ added as stack outputs, so moto's CloudFormation resolves every intrinsic functi
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -52,7 +53,7 @@ def load_sam_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
     return yaml_parse(path.read_text())
 
 
-def _packaged(sam: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Path]]:
+def _packaged(sam: dict[str, Any], base: Path = PROJECT_ROOT) -> tuple[dict[str, Any], dict[str, Path]]:
     """Point local CodeUri/DefinitionUri at placeholders; remember where each really is."""
     sam = copy.deepcopy(sam)
     local_paths: dict[str, Path] = {}
@@ -61,7 +62,7 @@ def _packaged(sam: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Path]]:
         for key in ("CodeUri", "DefinitionUri"):
             value = properties.get(key)
             if isinstance(value, str) and not value.startswith("s3://"):
-                local_paths[logical_id] = PROJECT_ROOT / value
+                local_paths[logical_id] = base / value
                 properties[key] = _PACKAGED_PLACEHOLDER.format(logical_id)
     return sam, local_paths
 
@@ -84,7 +85,7 @@ def translate_with_inline_definitions(path: Path = TEMPLATE_PATH) -> dict[str, A
         if resource.get("Type") == "AWS::Serverless::StateMachine" and isinstance(uri, str):
             properties["Definition"] = json.loads((path.parent / uri).read_text())
             del properties["DefinitionUri"]
-    packaged, _ = _packaged(sam)
+    packaged, _ = _packaged(sam, path.parent)
     return translate(packaged)
 
 
@@ -151,7 +152,15 @@ def plan_local_stack(
     parameter_values: dict[str, Any] | None = None,
     path: Path = TEMPLATE_PATH,
 ) -> LocalPlan:
-    sam, local_paths = _packaged(load_sam_template(path))
+    """The plan for this template text and these parameters (cached: translation is the slow part)."""
+    parameters = json.dumps(parameter_values or {}, sort_keys=True, default=str)
+    return _plan(stack_name, region, account_id, parameters, path, path.read_text())
+
+
+@functools.lru_cache(maxsize=16)
+def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: Path, template_text: str) -> LocalPlan:
+    parameter_values = json.loads(parameters)
+    sam, local_paths = _packaged(yaml_parse(template_text), path.parent)
     sam_resources = sam.get("Resources", {})
     functions = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
     machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]

@@ -18,7 +18,7 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import ValidationError
 
-from starter import jsontext
+from starter import jsontext, status_change
 from starter.jsontext import canonical_json
 
 if TYPE_CHECKING:
@@ -131,12 +131,29 @@ def _iso(epoch_ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _redriven_body(message_id: str, document: dict[str, Any]) -> str:
+    body = status_change.original_body(document)
+    if body is None:
+        raise InvalidMessage(
+            message_id,
+            "detail.input",
+            "status_change_input",
+            "a redriven execution status change event without its input (over 248 KB); "
+            "redrive it with `onceflow redrive`, which reads the input from the execution",
+        )
+    return body
+
+
 def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
     """Validate one raw SQS record (Lambda event shape) and build its execution input."""
     message_id = record["messageId"]
     body_text = record.get("body") or ""
+    decoded = _decode_body(message_id, body_text)
+    if status_change.is_status_change(decoded):
+        body_text = _redriven_body(message_id, decoded)
+        decoded = _decode_body(message_id, body_text)
     event_format = settings.event_format
-    document = _unwrap(event_format, message_id, _decode_body(message_id, body_text))
+    document = _unwrap(event_format, message_id, decoded)
     event_id = _event_id(document, settings.event_id_path, message_id)
     payload = _search(event_format.payload_path, document, message_id)
     if event_format.payload_model is not None:

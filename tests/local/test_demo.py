@@ -1,0 +1,63 @@
+"""The demo on a small stream with every fault kind: the report's numbers recounted independently."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from onceflow.demo import DemoOptions, DemoRun, run_demo
+from onceflow.observe import drain, scan
+from onceflow.report import PATH_ALREADY_SENT, PATH_CONFLICT, PATH_DEAD_LETTERED, PATH_NEW, PATH_RESUMED
+
+FAULT_KINDS = [
+    "starter crash after StartExecution, before ack",
+    "SNS outage (failed publishes)",
+    "DynamoDB throttling (transactions)",
+    "DynamoDB transaction conflicts",
+    "redeliveries of handled messages",
+    "dead letters redriven after the outage",
+]
+
+
+@pytest.fixture(scope="module")
+def demo(embedded_aws) -> DemoRun:
+    options = DemoOptions(events=40, duplicate_rate=0.3, poison=6, conflicts=2, concurrency=2, chunks=8, seed=3)
+    return run_demo(options, aws=embedded_aws)
+
+
+def test_every_fault_kind_really_happened(demo):
+    for kind in FAULT_KINDS:
+        assert demo.faults.counts.get(kind, 0) > 0, kind
+    assert demo.faults.counts["redeliveries reported failed"] == 0
+
+
+def test_report_passes_and_matches_the_tables(demo):
+    report, stack = demo.report, demo.pipeline.stack
+    assert report.passed, [v for v in report.verdicts if not v.passed]
+    dynamodb = stack.client("dynamodb")
+    rows = scan(dynamodb, stack.order_records_table)
+    states = scan(dynamodb, stack.processed_events_table)
+    assert report.business_rows == len(rows) == 40
+    assert report.unique_events >= 40  # poison with a readable event_id counts too
+    assert {s["status"] for s in states} == {"sent"}
+    assert all(r["execution_arn"] == {s["event_id"]: s for s in states}[r["order_id"]]["execution_arn"] for r in rows)
+
+
+def test_report_matches_notifications_and_dead_letters(demo):
+    report, stack = demo.report, demo.pipeline.stack
+    received = Counter(m.attributes["event_id"] for m in demo.pipeline.inbox.received)
+    assert report.notifications == sum(received.values())
+    assert report.notified_events == len(received) == 40
+    assert report.duplicate_notifications == sum(n - 1 for n in received.values())
+    dead = drain(stack.client("sqs"), stack.dead_letter_queue_url, delete=False)
+    assert report.dead_letters_by_reason == dict(Counter(m.attributes["error"] for m in dead))
+    assert report.dead_letters_by_reason == {"Onceflow.InvalidMessage": 6, "Onceflow.PayloadConflict": 2}
+
+
+def test_executions_by_path_cover_every_path(demo):
+    paths = demo.report.executions_by_path
+    assert sum(paths.values()) == demo.report.executions == len(demo.executions)
+    assert paths[PATH_NEW] + paths.get(PATH_RESUMED, 0) >= 40
+    for kind in (PATH_ALREADY_SENT, PATH_CONFLICT, PATH_DEAD_LETTERED, PATH_RESUMED):
+        assert paths.get(kind, 0) > 0, kind

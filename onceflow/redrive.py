@@ -143,7 +143,10 @@ def _execution_input(detail: dict[str, Any], sfn: Any | None) -> dict[str, Any]:
                 "the status change event left the execution input out (too large); "
                 "redrive with a Step Functions client to read it with DescribeExecution"
             )
-        text = sfn.describe_execution(executionArn=detail["executionArn"])["input"]
+        try:
+            text = sfn.describe_execution(executionArn=detail["executionArn"])["input"]
+        except (ClientError, BotoCoreError, KeyError) as error:
+            raise NotRedrivable(f"the execution's input could not be read: {error}") from None
     try:
         document = json.loads(text)
         body = document["message"]["body"]
@@ -166,7 +169,8 @@ def read_dead_letter(message: dict[str, Any], sfn: Any | None = None) -> DeadLet
     """What a received dead-letter message is: its source, reason and original body."""
     attributes = _plain_attributes(message)
     strings = {name: value.get("StringValue") for name, value in attributes.items()}
-    redrive_count = int(strings.get(PROVENANCE_PREFIX + "redrive_count") or 0)
+    count_text = strings.get(PROVENANCE_PREFIX + "redrive_count") or "0"
+    redrive_count = int(count_text) if count_text.isdigit() else 0
     carried = {name: value for name, value in attributes.items() if not name.startswith(PROVENANCE_PREFIX)}
     try:
         document = json.loads(message["Body"])

@@ -1,6 +1,6 @@
 """Tests against a deployed stack, found as SAM's templates do: AWS_SAM_STACK_NAME and its outputs.
 
-    sam build && sam deploy --stack-name onceflow-it    # a stack of its own, not production
+    sam build && sam deploy --config-env it    # stack "onceflow-it" (samconfig.toml), not production
     AWS_SAM_STACK_NAME=onceflow-it pytest -m integration tests/integration
 
 They use real SQS, Lambda, Step Functions, DynamoDB, SNS and EventBridge, wait by polling with
@@ -21,13 +21,6 @@ from typing import Any
 import pytest
 
 STACK_VARIABLE = "AWS_SAM_STACK_NAME"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = os.path.dirname(__file__)
-    for item in items:
-        if str(item.fspath).startswith(here):
-            item.add_marker(pytest.mark.integration)
 
 
 def eventually(check: Callable[[], Any], timeout: float, what: str, interval: float = 2.0) -> Any:
@@ -136,7 +129,7 @@ def deployed() -> DeployedStack:
     if not name:
         pytest.skip(
             f"{STACK_VARIABLE} is not set: these tests need a deployed stack "
-            "(sam deploy --stack-name onceflow-it, then AWS_SAM_STACK_NAME=onceflow-it)"
+            "(sam deploy --config-env it, then AWS_SAM_STACK_NAME=onceflow-it)"
         )
     import boto3
 

@@ -13,6 +13,8 @@ from onceflow.redrive import read_dead_letter, redrive
 from tests.integration.conftest import DeployedStack, eventually
 from tests.support import order, sqs_record
 
+pytestmark = pytest.mark.integration
+
 
 def _attribute(message: dict, name: str) -> str | None:
     return message.get("MessageAttributes", {}).get(name, {}).get("StringValue")

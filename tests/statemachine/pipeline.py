@@ -83,10 +83,19 @@ class Backoff:
         return min(self.interval_seconds * self.backoff_rate**retry_index, self.max_delay_seconds)
 
 
+def _states(stack: LocalStack) -> dict[str, Any]:
+    return json.loads(stack.definition_path.read_text())["States"]
+
+
+def record_retry_bound(stack: LocalStack) -> int:
+    """How many times the ASL's `Retry record again?` loop records again after the first cancellation."""
+    [rule] = _states(stack)["Retry record again?"]["Choices"]
+    return int(rule["NumericLessThan"])
+
+
 def retrier(stack: LocalStack, state: str, error: str) -> Backoff:
     """The Retry entry of `state` in the deployed ASL file that handles `error` (or States.ALL)."""
-    definition = json.loads(stack.definition_path.read_text())
-    for entry in definition["States"][state]["Retry"]:
+    for entry in _states(stack)[state]["Retry"]:
         if error in entry["ErrorEquals"] or "States.ALL" in entry["ErrorEquals"]:
             return Backoff(
                 interval_seconds=entry.get("IntervalSeconds", 1),

@@ -16,6 +16,7 @@ from tests.statemachine.pipeline import (
     assert_full_jitter,
     dead_letters,
     order_rows,
+    record_retry_bound,
     retrier,
     state_rows,
     task_errors,
@@ -24,8 +25,6 @@ from tests.support import order, run_execution
 
 CANCELLED = "DynamoDb.TransactionCanceledException"
 THROUGHPUT_EXCEEDED = "DynamoDb.ProvisionedThroughputExceededException"
-# The ASL's bound: Retry record again? lets the count reach 3, so Record runs at most 1 + 3 times.
-RECORD_RETRY_BOUND = 3
 
 
 def test_cancelled_transaction_with_no_record_is_retried_after_backing_off(stack, inbox, embedded_aws):
@@ -64,20 +63,21 @@ def test_cancelled_transaction_with_no_record_is_retried_after_backing_off(stack
 
 def test_cancelled_transaction_beyond_the_bound_is_dead_lettered(stack, inbox, embedded_aws):
     body = order("order-10")
+    bound = record_retry_bound(stack)
 
     with dynamodb_transaction_conflicts() as fault:
         result = run_execution(stack, body, name="order-10-first")
 
-    assert fault.injected == 1 + RECORD_RETRY_BOUND
-    assert result.attempts(RECORD) == 1 + RECORD_RETRY_BOUND
-    assert task_errors(result, RECORD) == [CANCELLED] * (1 + RECORD_RETRY_BOUND)
+    assert fault.injected == 1 + bound
+    assert result.attempts(RECORD) == 1 + bound
+    assert task_errors(result, RECORD) == [CANCELLED] * (1 + bound)
     assert result.path[-4:] == [
         "Retry record again?",
         "Describe record retries exhausted",
         "Send to dead-letter queue",
         "Dead-lettered",
     ]
-    assert embedded_aws.clock.wait_seconds == [1, 2, 3]
+    assert embedded_aws.clock.wait_seconds == list(range(1, bound + 1)), "linear backoff: one second per retry"
     dead_letter = assert_dead_lettered(
         stack, result, "Onceflow.RecordRetriesExhausted", event_id="order-10", body=json.dumps(body)
     )

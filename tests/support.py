@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from onceflow.executions import ExecutionResult, wait_for
+from onceflow.observe import QueuedMessage, drain, scan
 from onceflow.stack import LocalStack
 
 
@@ -58,3 +59,15 @@ def run_execution(
         stateMachineArn=stack.state_machine_arn, name=name, input=execution_input(body, message_id or name)
     )["executionArn"]
     return wait_for(sfn, arn, timeout=timeout)
+
+
+def state_rows(stack: LocalStack) -> list[dict[str, Any]]:
+    return scan(stack.client("dynamodb"), stack.processed_events_table)
+
+
+def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
+    return scan(stack.client("dynamodb"), stack.order_records_table)
+
+
+def dead_letters(stack: LocalStack) -> list[QueuedMessage]:
+    return drain(stack.client("sqs"), stack.dead_letter_queue_url)

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from onceflow.executions import ExecutionResult, wait_for
-from onceflow.observe import QueuedMessage, drain, scan
+from onceflow.observe import QueuedMessage, drain
 from onceflow.stack import LocalStack
-from tests.support import execution_input, order
+from tests.support import dead_letters, execution_input, order, order_rows, state_rows  # noqa: F401 (re-exported)
 
 MOCK_CONFIG_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "test" / "MockConfigFile.json"
 ASL_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
@@ -54,18 +54,6 @@ def run_case(stack: LocalStack, test_case: str, timeout: float = 15) -> Executio
 def attempts(result: ExecutionResult) -> dict[str, int]:
     """Invocations of each Task state (1 + its retries, summed over every entry into it)."""
     return {state: result.attempts(state) for state in TASKS}
-
-
-def state_rows(stack: LocalStack) -> list[dict[str, Any]]:
-    return scan(stack.client("dynamodb"), stack.processed_events_table)
-
-
-def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
-    return scan(stack.client("dynamodb"), stack.order_records_table)
-
-
-def dead_letters(stack: LocalStack) -> list[QueuedMessage]:
-    return drain(stack.client("sqs"), stack.dead_letter_queue_url)
 
 
 def source_messages(stack: LocalStack) -> list[QueuedMessage]:

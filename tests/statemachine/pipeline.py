@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from onceflow.executions import ExecutionResult
-from onceflow.observe import QueuedMessage, drain, scan
 from onceflow.stack import LocalStack
+from tests.support import dead_letters, order_rows, state_rows  # noqa: F401 (re-exported)
 
 RECORD = "Record event and order"
 LOOK_UP = "Look up earlier record"
@@ -20,18 +20,6 @@ NEW_EVENT_PATH = ["Build order record", RECORD, PUBLISH, MARK_SENT, "Done"]
 PENDING_PATH = ["Build order record", RECORD, LOOK_UP, "What is left to do?", PUBLISH, MARK_SENT, "Done"]
 ALREADY_SENT_PATH = ["Build order record", RECORD, LOOK_UP, "What is left to do?", "Already sent"]
 DEAD_LETTERED_TAIL = [DEAD_LETTER, "Dead-lettered"]
-
-
-def state_rows(stack: LocalStack) -> list[dict[str, Any]]:
-    return scan(stack.client("dynamodb"), stack.processed_events_table)
-
-
-def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
-    return scan(stack.client("dynamodb"), stack.order_records_table)
-
-
-def dead_letters(stack: LocalStack) -> list[QueuedMessage]:
-    return drain(stack.client("sqs"), stack.dead_letter_queue_url)
 
 
 def set_status(stack: LocalStack, event_id: str, status: str) -> None:

@@ -52,9 +52,11 @@ class LocalStack:
     event_source: EventSourceSettings
     definition_path: Path
     substitutions: dict[str, str] = field(default_factory=dict)
+    # boto3 client name -> endpoint URL, for services that are not at `endpoint_url` (external endpoints).
+    service_endpoints: dict[str, str] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
-        return client(self.endpoint_url, service)
+        return client(self.service_endpoints.get(service, self.endpoint_url), service)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -140,14 +142,14 @@ def deploy(
         )
     outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
     _apply_what_moto_cloudformation_skips(endpoint_url, plan)
-    substitutions = _substitutions(plan, outputs)
+    substitutions = definition_substitutions(plan, outputs)
     client(endpoint_url, "stepfunctions").create_state_machine(
         name=plan.state_machine_name,
         definition=render_definition(plan.state_machine.definition_path, substitutions),
         roleArn=outputs["LocalStateMachineRoleArn"],
         type=outputs.get("LocalStateMachineType", "STANDARD"),
     )
-    return _local_stack(endpoint_url, plan, outputs)
+    return build_local_stack(endpoint_url, plan, outputs)
 
 
 def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStack:
@@ -159,7 +161,7 @@ def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStac
         raise StackError(f"no local stack {stack_name!r} at {endpoint_url}: start one with `onceflow start`") from error
     parameters = {p["ParameterKey"]: p["ParameterValue"] for p in described.get("Parameters", [])}
     plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameters)
-    return _local_stack(endpoint_url, plan, _outputs(described))
+    return build_local_stack(endpoint_url, plan, _outputs(described))
 
 
 def _outputs(described: dict[str, Any]) -> dict[str, str]:
@@ -170,16 +172,23 @@ def _outputs(described: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _substitutions(plan: LocalPlan, outputs: dict[str, str]) -> dict[str, str]:
+def definition_substitutions(plan: LocalPlan, outputs: dict[str, str]) -> dict[str, str]:
     return {
         key: outputs["LocalSub" + "".join(c for c in key if c.isalnum())]
         for key in plan.state_machine.substitution_keys
     }
 
 
-def _local_stack(endpoint_url: str, plan: LocalPlan, outputs: dict[str, str]) -> LocalStack:
+def build_local_stack(
+    endpoint_url: str,
+    plan: LocalPlan,
+    outputs: dict[str, str],
+    service_endpoints: dict[str, str] | None = None,
+    state_machine_arn: str | None = None,
+) -> LocalStack:
     environment = {key[len("LocalEnv") :]: value for key, value in outputs.items() if key.startswith("LocalEnv")}
-    sqs = client(endpoint_url, "sqs")
+    service_endpoints = service_endpoints or {}
+    sqs = client(service_endpoints.get("sqs", endpoint_url), "sqs")
     source_queue_url = outputs["SourceQueueUrl"]
     queue = sqs.get_queue_attributes(QueueUrl=source_queue_url, AttributeNames=["All"])["Attributes"]
     redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
@@ -189,14 +198,15 @@ def _local_stack(endpoint_url: str, plan: LocalPlan, outputs: dict[str, str]) ->
         outputs={k: v for k, v in outputs.items() if not k.startswith("Local")},
         source_queue_url=source_queue_url,
         dead_letter_queue_url=outputs["DeadLetterQueueUrl"],
-        state_machine_arn=f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{plan.state_machine_name}",
+        state_machine_arn=state_machine_arn
+        or f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{plan.state_machine_name}",
         processed_events_table=outputs["ProcessedEventsTableName"],
         order_records_table=outputs["OrderRecordsTableName"],
         notification_topic_arn=outputs["NotificationTopicArn"],
         starter_code_dir=plan.function.code_dir,
         starter_handler=plan.function.handler,
         starter_timeout=plan.function.timeout,
-        starter_environment=_environment_names(plan, environment),
+        starter_environment=environment_names(plan, environment),
         event_source=EventSourceSettings(
             batch_size=int(outputs.get("LocalEsmBatchSize", 10)),
             batching_window_seconds=float(outputs.get("LocalEsmMaximumBatchingWindowInSeconds", 0)),
@@ -205,11 +215,12 @@ def _local_stack(endpoint_url: str, plan: LocalPlan, outputs: dict[str, str]) ->
             max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
         ),
         definition_path=plan.state_machine.definition_path,
-        substitutions=_substitutions(plan, outputs),
+        substitutions=definition_substitutions(plan, outputs),
+        service_endpoints=dict(service_endpoints),
     )
 
 
-def _environment_names(plan: LocalPlan, squashed: dict[str, str]) -> dict[str, str]:
+def environment_names(plan: LocalPlan, squashed: dict[str, str]) -> dict[str, str]:
     """Output keys lose underscores; map them back to the template's variable names."""
     names = plan.function_environment_names
     return {name: squashed[key] for key, name in names.items() if key in squashed}

@@ -1,41 +1,114 @@
-"""Shared fixtures: one embedded AWS per session, a fresh stack from template.yaml per test."""
+"""Shared fixtures: one embedded AWS per session, a fresh stack from template.yaml per test.
+
+With `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SNS`,
+`AWS_ENDPOINT_URL_SQS` (or `AWS_ENDPOINT_URL` for all) set, the same tests run against those
+external endpoints instead (AWS Step Functions Local, LocalStack): each test gets its own stack,
+made through the service APIs and deleted afterwards, and the tests that need the embedded engine
+itself are skipped with the reason (see docs/TESTING.md).
+"""
 
 from __future__ import annotations
 
 import io
 import logging
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from onceflow.embedded import EmbeddedAws
+from onceflow.endpoints import EndpointError, Endpoints, from_environment
 from onceflow.event_source import SqsEventSource
 from onceflow.executions import stop_running
+from onceflow.external_stack import deploy_external
 from onceflow.observe import NotificationInbox
 from onceflow.stack import LocalStack, deploy
 from onceflow.starter_runtime import StarterRuntime
+from tests.endpoints.markers import MARKER, MARKER_HELP, embedded_only_reason
 
 # moto logs every failed task at ERROR with a long repr; the tests assert on the history instead.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
 
+# Read once, at start-up: the starter runtime later sets AWS_ENDPOINT_URL in this process.
+_ENDPOINTS = pytest.StashKey["Endpoints | None"]()
+# Fixtures that need a service the external endpoints may not offer.
+_NEEDS_SERVICE = {"safety_net": "events"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+    try:
+        config.stash[_ENDPOINTS] = from_environment()
+    except EndpointError as error:
+        raise pytest.UsageError(str(error)) from error
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    endpoints = config.stash.get(_ENDPOINTS, None)
+    if endpoints is None:
+        return ["endpoints: embedded (moto in this process)"]
+    return ["endpoints: external", *(f"  {line}" for line in endpoints.describe())]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the embedded-only tests (so `-m embedded_only` selects them); skip them on external endpoints."""
+    endpoints = config.stash.get(_ENDPOINTS, None)
+    for item in items:
+        reason = embedded_only_reason(item)
+        if reason is not None and item.get_closest_marker(MARKER) is None:
+            item.add_marker(pytest.mark.embedded_only(reason=reason))
+        if endpoints is None:
+            continue
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"embedded engine only: {reason}"))
+        for fixture, service in _NEEDS_SERVICE.items():
+            if fixture in getattr(item, "fixturenames", ()) and not endpoints.has(service):
+                item.add_marker(pytest.mark.skip(reason=f"no {service} endpoint configured (fixture {fixture})"))
+
 
 @pytest.fixture(scope="session")
-def embedded_aws() -> Iterator[EmbeddedAws]:
+def endpoints(pytestconfig: pytest.Config) -> Endpoints | None:
+    """The external endpoints the suite runs against; None on the embedded endpoint (the default)."""
+    return pytestconfig.stash.get(_ENDPOINTS, None)
+
+
+@pytest.fixture(scope="session")
+def embedded_aws(endpoints: Endpoints | None) -> Iterator[EmbeddedAws]:
+    if endpoints is not None:
+        pytest.skip("embedded engine only: the suite runs against external endpoints")
     with EmbeddedAws(time_scale=0.0) as aws:
         yield aws
 
 
 @pytest.fixture
-def stack(embedded_aws: EmbeddedAws) -> Iterator[LocalStack]:
-    embedded_aws.reset()
-    local_stack = deploy(embedded_aws.endpoint_url)
+def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None) -> Iterator[LocalStack]:
+    if endpoints is not None:
+        # No reset on an external endpoint: every test gets its own names, and deletes what it made.
+        deployment = deploy_external(endpoints, stack_name=f"onceflow-{uuid.uuid4().hex[:10]}")
+        try:
+            yield deployment.stack
+        finally:
+            stop_running(deployment.stack.client("stepfunctions"), [deployment.stack.state_machine_arn])
+            deployment.delete()
+        return
+    # Looked up here, not declared: a test that uses `stack` runs on any endpoint.
+    embedded = request.getfixturevalue("embedded_aws")
+    embedded.reset()
+    local_stack = deploy(embedded.endpoint_url)
     yield local_stack
     stop_running(local_stack.client("stepfunctions"), [local_stack.state_machine_arn])
 
 
 @pytest.fixture
-def inbox(stack: LocalStack) -> NotificationInbox:
-    return NotificationInbox(stack.client("sns"), stack.client("sqs"), stack.notification_topic_arn)
+def inbox(stack: LocalStack, endpoints: Endpoints | None) -> Iterator[NotificationInbox]:
+    if endpoints is None:
+        yield NotificationInbox(stack.client("sns"), stack.client("sqs"), stack.notification_topic_arn)
+        return
+    sqs = stack.client("sqs")
+    inbox = NotificationInbox(stack.client("sns"), sqs, stack.notification_topic_arn, name=f"{stack.stack_name}-inbox")
+    yield inbox
+    sqs.delete_queue(QueueUrl=inbox.queue_url)
 
 
 @pytest.fixture

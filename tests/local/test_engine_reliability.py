@@ -14,6 +14,7 @@ DISTINCT_EVENTS = 80
 DUPLICATES_PER_EVENT = 2
 
 
+@pytest.mark.embedded_only(reason="proves the embedded engine's request lock; plain moto is not thread-safe")
 def test_racing_executions_never_lose_or_undo_a_write(stack, inbox):
     """240 executions at once: 80 events, each also delivered twice more, so cancelled transactions
     (and their rollbacks) interleave with other events' successful ones. Every write must survive."""

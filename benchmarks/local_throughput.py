@@ -36,8 +36,8 @@ def run(events: int, duplicate_rate: float, speedups: bool, concurrency: int) ->
         stack = deploy(aws.endpoint_url)
         pipeline = LocalPipeline(aws, stack, log_stream=io.StringIO())
         began = time.perf_counter()
-        pipeline.send(bodies)
-        pipeline.process(concurrency=concurrency, timeout=3600)
+        chunks = iter([bodies[i : i + 50] for i in range(0, len(bodies), 50)])  # a producer streaming
+        pipeline.process(concurrency=concurrency, timeout=3600, feed=chunks)
         seconds = time.perf_counter() - began
         rows = len(scan(stack.client("dynamodb"), stack.order_records_table))
         executions = len(pipeline.executions())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
@@ -77,24 +77,44 @@ class LocalPipeline:
         return sum(1 for e in list_executions(self.sfn, self.stack.state_machine_arn) if e["status"] == "RUNNING")
 
     def process(
-        self, concurrency: int = 1, timeout: float = 300.0, on_batch: Callable[[int], None] | None = None
+        self,
+        concurrency: int = 1,
+        timeout: float = 300.0,
+        on_batch: Callable[[int], None] | None = None,
+        feed: Iterator[list[str]] | None = None,
+        feed_below: int = 200,
     ) -> None:
         """Deliver until the source queue is empty and no execution runs (bounded by `timeout`).
 
-        Ended executions are swept through the safety net on the way, as EventBridge would.
+        `feed` streams more bodies in whenever fewer than `feed_below` messages are queued, as a
+        producer would. Ended executions are swept through the safety net when the source is
+        idle, as EventBridge would route them, and notifications are collected as they arrive
+        (moto's SQS slows down with queue depth; real readers keep up too).
         """
         deadline = time.monotonic() + timeout
+        pending_feed = feed
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             while True:
+                if pending_feed is not None and self.queue_depth(self.stack.source_queue_url) < feed_below:
+                    chunk = next(pending_feed, None)
+                    if chunk is None:
+                        pending_feed = None
+                    else:
+                        self.send(chunk)
                 handled = sum(pool.map(lambda _: self.event_source.poll_once(), range(concurrency)))
                 if on_batch is not None and handled:
                     on_batch(handled)
-                if (
-                    handled == 0
-                    and self.queue_depth(self.stack.source_queue_url) == 0
-                    and self.running_executions() == 0
-                ):
-                    return
+                self.inbox.collect()
+                if handled == 0:
+                    self.safety_net.sweep()
+                    if (
+                        pending_feed is None
+                        and self.queue_depth(self.stack.source_queue_url) == 0
+                        and self.running_executions() == 0
+                    ):
+                        self.safety_net.sweep()  # what ended since the sweep above
+                        self.inbox.collect()
+                        return
                 if time.monotonic() > deadline:
                     raise ExecutionTimeout(
                         f"pipeline still busy after {timeout}s: "

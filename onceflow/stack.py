@@ -130,16 +130,15 @@ def deploy(
     """Create the stack from template.yaml on the endpoint and return where everything is."""
     plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
     cloudformation = client(endpoint_url, "cloudformation")
-    with warnings.catch_warnings():
-        # moto's CloudFormation skips types it cannot create (alarms, dashboards, queue policies)
-        # with a UserWarning each; they have no effect on the local run.
-        warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
-        cloudformation.create_stack(
-            StackName=stack_name,
-            TemplateBody=json.dumps(plan.cloudformation),
-            Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
-            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-        )
+    # moto's CloudFormation skips types it cannot create (alarms, dashboards, queue policies) with
+    # a UserWarning each, from its server thread; they have no effect on the local run.
+    warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+    cloudformation.create_stack(
+        StackName=stack_name,
+        TemplateBody=json.dumps(plan.cloudformation),
+        Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
+        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+    )
     outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
     _apply_what_moto_cloudformation_skips(endpoint_url, plan)
     substitutions = definition_substitutions(plan, outputs)

@@ -1,0 +1,209 @@
+"""Fault schedules: a list of steps over deliveries, crashes and failure windows, as data.
+
+A schedule is what a property test generates and shrinks, and what a regression file stores, so
+every step is a small frozen dataclass with a JSON form (`{"step": "send", "event": 0, ...}`).
+Events are numbered: event `k` is the order `order-k` with a fixed payload, so a schedule needs no
+other data to be replayed.
+
+Steps, in the order a person reads a schedule:
+
+- `Send(event, copies)`: the producer puts `copies` messages with the event's body on the queue in
+  one request (copies > 1: concurrent duplicates, handled in one batch). Sending an event already
+  sent is a producer resend: a new message id, the same body.
+- `SendConflict(event)`: another payload under the same event_id (the amount differs).
+- `SendPoison(kind)`: a message that can never succeed (not JSON, no event_id, invalid field).
+- `Redeliver(pick)`: SQS hands a record it already delivered and the starter acknowledged to the
+  starter again (same message id, same receipt); `pick` chooses among those acknowledged so far.
+- `CrashStarter(after_starts)`: the next starter invocation dies after handing `after_starts`
+  records to StartExecution (0: before any StartExecution; at least the batch size: after all of
+  them, before SQS is told what succeeded). The batch becomes visible again.
+- `Interrupt(event, state, how)`: the next execution of `event` that enters `state` is stopped by
+  an operator (`how="stop"`, ABORTED) or runs out of time (`how="timeout"`, TIMED_OUT) there.
+- `Open(fault, times, steps)`: a failure window, open for the next `steps` steps that run the
+  pipeline (process, recover, redeliver): `times` calls fail (None: every call, an outage).
+- `Process()`: the event source runs until the source queue is empty and no execution runs.
+- `Recover()`: an operator acts mid-run: the safety net's pending events are delivered and the
+  dead-letter queue is redriven (except poison and payload conflicts).
+
+After the last step every window closes, armed crashes and interrupts are dropped, and recovery
+runs (see runner.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Literal
+
+# State names of statemachine/pipeline.asl.json; the runner checks them against the deployed definition.
+STATE_RECORD = "Record event and order"
+STATE_LOOKUP = "Look up earlier record"
+STATE_PUBLISH = "Publish notification"
+STATE_MARK_SENT = "Mark as sent"
+STATE_DONE = "Done"
+STATE_DEAD_LETTER = "Send to dead-letter queue"
+
+# Crash boundaries of an execution, named for the gap they stop in: entering a state is the moment
+# after the previous one ended. Publish goes straight to Mark as sent, so "after Publish" and
+# "before MarkSent" are the same gap.
+BOUNDARIES: dict[str, str] = {
+    "before_record": STATE_RECORD,
+    "after_record": STATE_PUBLISH,
+    "after_publish_before_mark_sent": STATE_MARK_SENT,
+    "after_mark_sent": STATE_DONE,
+    "before_lookup": STATE_LOOKUP,
+    "before_dead_letter": STATE_DEAD_LETTER,
+}
+INTERRUPTIBLE_STATES: tuple[str, ...] = tuple(BOUNDARIES.values())
+
+How = Literal["stop", "timeout"]
+# Failure windows: name -> what fails (see windows.py for the injected errors).
+FAULTS: tuple[str, ...] = (
+    "sns_publish",  # SNS Publish throttled (the state machine retries 5 times)
+    "record_throttled",  # TransactWriteItems throttled (retried 6 times)
+    "record_conflict",  # TransactWriteItems cancelled by a conflicting transaction (re-recorded 3 times)
+    "mark_sent_throttled",  # UpdateItem of Mark as sent throttled (retried 6 times)
+    "start_execution",  # StartExecution denied (the record is reported failed; SQS redelivers)
+    "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine and starter)
+)
+
+EVENT_PREFIX = "order-"
+
+
+def event_id(event: int) -> str:
+    return f"{EVENT_PREFIX}{event}"
+
+
+def order_body(event: int, conflicting: bool = False) -> str:
+    """The producer's body for event `event`; `conflicting` reuses the id with another amount."""
+    amount = 10 + event + (0.5 if conflicting else 0)
+    return json.dumps({"order_id": event_id(event), "customer_id": "customer-1", "amount": amount, "currency": "EUR"})
+
+
+class Step:
+    """Base of the steps: a name for JSON and a one-line description."""
+
+    kind: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.kind, **asdict(self)}  # type: ignore[call-overload]
+
+    def describe(self) -> str:
+        arguments = ", ".join(f"{k}={v!r}" for k, v in asdict(self).items())  # type: ignore[call-overload]
+        return f"{self.kind}({arguments})"
+
+
+@dataclass(frozen=True)
+class Send(Step):
+    kind: ClassVar[str] = "send"
+    event: int
+    copies: int = 1
+
+
+@dataclass(frozen=True)
+class SendConflict(Step):
+    kind: ClassVar[str] = "send_conflict"
+    event: int
+
+
+@dataclass(frozen=True)
+class SendPoison(Step):
+    kind: ClassVar[str] = "send_poison"
+    poison: int = 0
+
+
+@dataclass(frozen=True)
+class Redeliver(Step):
+    kind: ClassVar[str] = "redeliver"
+    pick: int = 0
+
+
+@dataclass(frozen=True)
+class CrashStarter(Step):
+    kind: ClassVar[str] = "crash_starter"
+    after_starts: int = 0
+
+
+@dataclass(frozen=True)
+class Interrupt(Step):
+    kind: ClassVar[str] = "interrupt"
+    event: int
+    state: str
+    how: How = "stop"
+
+    def __post_init__(self) -> None:
+        if self.state not in INTERRUPTIBLE_STATES:
+            raise ValueError(f"cannot interrupt at {self.state!r}: one of {INTERRUPTIBLE_STATES}")
+        if self.how not in ("stop", "timeout"):
+            raise ValueError(f"how must be 'stop' or 'timeout', not {self.how!r}")
+
+
+@dataclass(frozen=True)
+class Open(Step):
+    kind: ClassVar[str] = "open"
+    fault: str
+    times: int | None = None
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        if self.fault not in FAULTS:
+            raise ValueError(f"unknown fault {self.fault!r}: one of {FAULTS}")
+        if self.steps < 1 or (self.times is not None and self.times < 1):
+            raise ValueError("a window lasts at least one step and fails at least one call")
+
+
+@dataclass(frozen=True)
+class Process(Step):
+    kind: ClassVar[str] = "process"
+
+
+@dataclass(frozen=True)
+class Recover(Step):
+    kind: ClassVar[str] = "recover"
+
+
+# Steps that run pipeline code: a failure window lasts a number of these.
+ACTIVE_STEPS: tuple[type[Step], ...] = (Process, Recover, Redeliver)
+
+
+STEP_TYPES: dict[str, type[Step]] = {
+    cls.kind: cls
+    for cls in (Send, SendConflict, SendPoison, Redeliver, CrashStarter, Interrupt, Open, Process, Recover)
+}
+
+
+def step_from_json(data: dict[str, Any]) -> Step:
+    data = dict(data)
+    kind = data.pop("step", None)
+    cls = STEP_TYPES.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown step {kind!r}: one of {sorted(STEP_TYPES)}")
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"step {kind!r} has no field(s) {sorted(unknown)}")
+    return cls(**data)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    steps: tuple[Step, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [step.to_json() for step in self.steps]
+
+    @classmethod
+    def from_json(cls, data: list[dict[str, Any]]) -> Schedule:
+        return cls(tuple(step_from_json(item) for item in data))
+
+    def describe(self) -> str:
+        return "; ".join(step.describe() for step in self.steps) or "(no steps)"
+
+    def digest(self) -> str:
+        """A short content hash: the name of the schedule's regression file."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def __len__(self) -> int:
+        return len(self.steps)

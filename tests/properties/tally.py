@@ -1,0 +1,43 @@
+"""How many fault schedules ran in this session, and what they exercised (printed at the end)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from onceflow.schedules import ScheduleOutcome
+
+
+@dataclass
+class Tally:
+    runs: Counter[str] = field(default_factory=Counter)  # source (generated, explicit, regression) -> runs
+    failed: int = 0
+    seconds: float = 0.0
+    interrupts: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    starter_crashes: int = 0
+    executions: Counter[str] = field(default_factory=Counter)
+
+    def add(self, source: str, outcome: ScheduleOutcome) -> None:
+        self.runs[source] += 1
+        self.failed += 0 if outcome.passed else 1
+        self.seconds += outcome.stats.seconds
+        self.interrupts.update(outcome.stats.interrupts_fired)
+        self.faults.update({k: v for k, v in outcome.stats.faults_injected.items() if v})
+        self.starter_crashes += outcome.stats.starter_crashes
+        self.executions.update(outcome.stats.executions_by_status)
+
+    def lines(self) -> list[str]:
+        total = sum(self.runs.values())
+        if not total:
+            return []
+        sources = ", ".join(f"{n} {source}" for source, n in sorted(self.runs.items()))
+        return [
+            f"fault schedules run: {total} ({sources}) in {self.seconds:.0f}s; with invariant violations: {self.failed}",
+            f"  executions by status: {dict(sorted(self.executions.items()))}",
+            f"  execution interrupts fired: {dict(sorted(self.interrupts.items()))}",
+            f"  starter crashes: {self.starter_crashes}; failures injected: {dict(sorted(self.faults.items()))}",
+        ]
+
+
+TALLY = Tally()

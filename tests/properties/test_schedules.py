@@ -1,0 +1,123 @@
+"""Property: whatever the interleaving of deliveries, crashes and failure windows, after recovery
+every event is written exactly once, notified at least once, marked sent, and nothing is lost.
+
+CI runs a fixed seed and a few examples (ONCEFLOW_SCHEDULE_EXAMPLES, default below) plus the
+explicit examples, one per crash boundary. A long run is one command:
+
+    ONCEFLOW_SCHEDULE_EXAMPLES=500 .venv/bin/python -m pytest tests/properties
+
+(ONCEFLOW_SCHEDULE_SEED explores other schedules.) A failing schedule is shrunk by hypothesis and
+saved as JSON in tests/properties/regressions/, which test_regressions.py replays every run.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, example, given, note, seed, settings
+from hypothesis.control import current_build_context
+
+from onceflow.schedules import (
+    BOUNDARIES,
+    CrashStarter,
+    Interrupt,
+    Open,
+    Process,
+    Recover,
+    Redeliver,
+    Schedule,
+    Send,
+    SendConflict,
+    SendPoison,
+    run_schedule,
+)
+from tests.properties import saved_schedules
+from tests.properties.strategies import schedules
+from tests.properties.tally import TALLY
+
+EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "12"))
+SEED = int(os.environ.get("ONCEFLOW_SCHEDULE_SEED", "20251129"))
+
+
+def _stopped_at(boundary: str, how: str = "stop", copies: int = 1) -> Schedule:
+    return Schedule((Send(0, copies=copies), Interrupt(0, BOUNDARIES[boundary], how), Process()))
+
+
+EXPLICIT = {
+    # An execution stopped by an operator (ABORTED) at each boundary; the safety net must catch it.
+    "stop before Record": _stopped_at("before_record"),
+    "stop after Record": _stopped_at("after_record"),
+    "stop after Publish, before MarkSent": _stopped_at("after_publish_before_mark_sent"),
+    "stop after MarkSent": _stopped_at("after_mark_sent"),
+    "stop a duplicate before its lookup": _stopped_at("before_lookup", copies=2),
+    "stop on the way to the DLQ": Schedule(
+        (Open("sns_publish", None, 1), Send(0), Interrupt(0, BOUNDARIES["before_dead_letter"]), Process())
+    ),
+    # Timed out (TIMED_OUT) at the two boundaries that leave a pending record.
+    "time out after Record": _stopped_at("after_record", how="timeout"),
+    "time out after Publish, before MarkSent": _stopped_at("after_publish_before_mark_sent", how="timeout"),
+    # The starter dies before StartExecution, mid-batch, and after StartExecution before the ack.
+    "starter crash before StartExecution": Schedule((Send(0), Send(1), CrashStarter(0), Process())),
+    "starter crash mid-batch": Schedule((Send(0, copies=2), Send(1), CrashStarter(1), Process())),
+    "starter crash after StartExecution, before ack": Schedule((Send(0), Send(1), CrashStarter(10), Process())),
+    # Redelivery of a handled message, SNS shorter and longer than the Publish retries, DynamoDB windows.
+    "redelivery, resend, conflict, poison": Schedule(
+        (Send(0), Process(), Redeliver(0), Send(0), SendConflict(0), SendPoison(0), Process())
+    ),
+    "SNS windows within and beyond retries": Schedule(
+        (Open("sns_publish", 3, 1), Send(0), Process(), Open("sns_publish", None, 1), Send(1), Process(), Recover())
+    ),
+    "DynamoDB throttling and conflicts": Schedule(
+        (
+            Open("record_throttled", 9, 1),
+            Open("mark_sent_throttled", 8, 2),
+            Send(0),
+            Process(),
+            Open("record_conflict", 5, 1),
+            Send(1, copies=2),
+            Process(),
+        )
+    ),
+}
+_EXPLICIT_SCHEDULES = set(EXPLICIT.values())
+
+
+def _with_examples(test):
+    for schedule in EXPLICIT.values():
+        test = example(schedule=schedule)(test)
+    return test
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.timeout(120 + 30 * EXAMPLES)
+@seed(SEED)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+@given(schedule=schedules())
+@_with_examples
+def test_every_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -> None:
+    explicit = schedule in _EXPLICIT_SCHEDULES
+    outcome = run_schedule(embedded_aws, schedule)
+    TALLY.add("explicit" if explicit else "generated", outcome)
+    note(f"{outcome.summary()}\nstats: {outcome.stats}")
+    if outcome.violations and not explicit and current_build_context().is_final:
+        path = saved_schedules.save(schedule, outcome.violations, f"test_schedules.py, seed {SEED}")
+        note(f"saved as {path.name}")
+    assert outcome.passed, "\n".join(outcome.violations)
+    if explicit:  # an explicit example is about its crash: it must really have happened
+        assert outcome.stats.interrupts_unused == 0, "an armed interrupt never fired"
+        expected_crashes = sum(isinstance(step, CrashStarter) for step in schedule.steps)
+        assert outcome.stats.starter_crashes == expected_crashes
+
+
+def test_the_explicit_examples_cover_every_boundary() -> None:
+    interrupted = {
+        (s.state, s.how) for schedule in EXPLICIT.values() for s in schedule.steps if isinstance(s, Interrupt)
+    }
+    assert {state for state, _ in interrupted} == set(BOUNDARIES.values())
+    assert {how for _, how in interrupted} == {"stop", "timeout"}

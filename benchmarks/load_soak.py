@@ -225,12 +225,15 @@ def release_histories(aws: EmbeddedAws, arns: set[str]) -> int:
     The execution itself stays, with its name, status, input and dates: ListExecutions,
     DescribeExecution and StartExecution's ExecutionAlreadyExists behave as before; only
     GetExecutionHistory of a released execution answers with no events. On AWS the history lives
-    in the service, not in the process that runs the pipeline.
+    in the service, not in the process that runs the pipeline. Also forgets finished worker
+    threads, which moto's interpreter appends to a module-level list (TMP_THREADS) and never reads.
     """
+    from moto.stepfunctions.parser import utils as parser_utils
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
     released = 0
     with aws.lock:  # no request is being handled meanwhile
+        parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
         for state_machine in stepfunctions_parser_backends[ACCOUNT_ID][REGION].state_machines:
             for execution in state_machine.executions:
                 worker = execution.exec_worker

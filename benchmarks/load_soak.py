@@ -16,9 +16,10 @@ a retry is a transition, as AWS bills it), API calls per event by service (count
 embedded endpoint: what the pipeline calls, separated from what this harness calls to observe),
 the duplicate-notification rate, the invariants (onceflow.schedules.invariants) and resident
 memory sampled over the run. Finished executions are read once, after their chunk, and only
-their aggregates are kept; then moto's in-memory evaluation state of those executions (history,
-context) is released, since on AWS it lives in the service, not in this process
-(`--keep-histories` keeps it, to show the emulator's share of the memory).
+their aggregates are kept; then what moto retains of finished work and AWS would not keep in this
+process is released (release_emulator_state; `--keep-emulator-state` keeps it, to show the
+emulator's share). What still grows is the data: two items per event, and one execution record
+per execution (its name must stay known for ExecutionAlreadyExists).
 """
 
 from __future__ import annotations
@@ -219,21 +220,27 @@ class ExecutionTally:
         return len(self.seen)
 
 
-def release_histories(aws: EmbeddedAws, arns: set[str]) -> int:
-    """Drop moto's in-memory evaluation state (history, context) of executions already read.
+def release_emulator_state(aws: EmbeddedAws, arns: set[str]) -> int:
+    """Drop what moto keeps of finished work that AWS would not keep in this process.
 
-    The execution itself stays, with its name, status, input and dates: ListExecutions,
-    DescribeExecution and StartExecution's ExecutionAlreadyExists behave as before; only
-    GetExecutionHistory of a released execution answers with no events. On AWS the history lives
-    in the service, not in the process that runs the pipeline. Also forgets finished worker
-    threads, which moto's interpreter appends to a module-level list (TMP_THREADS) and never reads.
+    - the in-memory evaluation state (history, context) of executions already read: the execution
+      itself stays, with its name, status, input and dates, so ListExecutions, DescribeExecution and
+      StartExecution's ExecutionAlreadyExists behave as before; only GetExecutionHistory of a
+      released execution answers with no events (on AWS the history lives in the service);
+    - finished worker threads, which moto's interpreter appends to a module-level list
+      (TMP_THREADS) that nothing reads;
+    - moto's registry of every model instance ever made (deleted SQS messages, old items...),
+      kept only for its /moto-api/data.json dashboard; the backends keep what is live.
+    Returns how many executions were released.
     """
+    from moto.core.model_instances import reset_model_data
     from moto.stepfunctions.parser import utils as parser_utils
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
     released = 0
     with aws.lock:  # no request is being handled meanwhile
         parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
+        reset_model_data()
         for state_machine in stepfunctions_parser_backends[ACCOUNT_ID][REGION].state_machines:
             for execution in state_machine.executions:
                 worker = execution.exec_worker
@@ -297,8 +304,8 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
                 interrupts.disarm()
                 safety_net.sweep()
                 tally.read_finished(sfn, stack.state_machine_arn)
-                if not options.keep_histories:
-                    release_histories(aws, tally.seen)
+                if not options.keep_emulator_state:
+                    release_emulator_state(aws, tally.seen)
                 pipeline.event_source.acknowledged_records.clear()  # redeliveries come from the last chunk
                 rss_by_chunk.append((tally.executions, rss_mb()))
                 progress(index + 1, len(chunks), began, tally)
@@ -420,7 +427,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=3600, help="bound on each wait, seconds")
     parser.add_argument(
-        "--keep-histories", action="store_true", help="leave moto's copy of each finished execution's history"
+        "--keep-emulator-state",
+        action="store_true",
+        help="keep what moto retains of finished work (histories, threads, its instance registry)",
     )
     parser.add_argument("--json", help="also write the results to this file")
     options = parser.parse_args(list(argv) if argv is not None else None)

@@ -9,6 +9,8 @@
   - "stop": the real `StopExecution` API is called, as an operator would (status ABORTED);
   - "timeout": the execution's program state is set to timed out, which is what moto does when a
     state machine's `TimeoutSeconds` runs out (status TIMED_OUT, an ExecutionTimedOut event).
+    moto measures TimeoutSeconds in real time (a thread join), so waiting for it would be neither
+    quick nor deterministic; this takes the same transition at a chosen state.
   The call is made from the execution's thread, which holds no request lock, so it cannot block
   the embedded AWS. Each armed interrupt fires once.
 """
@@ -24,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
+from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 from onceflow.event_source import Invoke
 from onceflow.schedules.model import How
@@ -119,6 +122,17 @@ def _execution_of(env: Any) -> tuple[str, str | None]:
     return execution["Id"], found if isinstance(found, str) else None
 
 
+def check_moto_shape() -> None:
+    """The moto internals the interrupts use (embedded.py pins moto's version; this names the parts)."""
+    needed = [
+        (CommonStateField, "_eval_body"),
+        *((Environment, n) for n in ("is_frame", "is_running", "set_timed_out")),
+    ]
+    missing = [f"{owner.__name__}.{name}" for owner, name in needed if not hasattr(owner, name)]
+    if missing:
+        raise RuntimeError(f"moto changed shape: {', '.join(missing)} gone; re-check onceflow/schedules/hooks.py")
+
+
 class ExecutionInterrupts:
     """Stop or time out the next execution of an event that enters a state (armed, one-shot)."""
 
@@ -163,6 +177,7 @@ class ExecutionInterrupts:
 
     @contextmanager
     def installed(self) -> Iterator[ExecutionInterrupts]:
+        check_moto_shape()
         original = CommonStateField._eval_body
         interrupts = self
 

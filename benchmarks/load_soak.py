@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from onceflow.demo import NOT_REDRIVEN, make_orders, redrive_transient
+from onceflow.demo import NOT_REDRIVEN, chunked_stream, redrive_transient
 from onceflow.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.executions import history, list_executions
 from onceflow.local_pipeline import LocalPipeline
@@ -157,20 +157,7 @@ class Chunk:
 
 
 def build_stream(options: argparse.Namespace, rng: random.Random) -> list[Chunk]:
-    orders = make_orders(options.events, rng)
-    bodies = [json.dumps(o) for o in orders]
-    duplicates = round(options.events * options.duplicates / (1 - options.duplicates))
-    redeliveries, concurrent = duplicates // 4, duplicates // 4
-    resends = duplicates - redeliveries - concurrent
-    size = max(1, len(bodies) // options.chunks)
-    parts = [bodies[i : i + size] for i in range(0, len(bodies), size)]
-    for _ in range(resends):  # a producer resends an earlier order in a later chunk: a new message
-        index = rng.randrange(len(parts))
-        parts[min(index + 1, len(parts) - 1)].append(rng.choice(parts[index]))
-    for _ in range(concurrent):  # copies side by side: handled in one batch
-        part = rng.choice(parts)
-        body = rng.choice(part)
-        part.insert(part.index(body), body)
+    parts, redeliveries = chunked_stream(options.events, options.duplicates, options.chunks, rng)
     chunks = []
     for index, part in enumerate(parts):
         ids = [json.loads(b)["order_id"] for b in part]

@@ -97,15 +97,17 @@ def _counted(fault_cm: Any, log: FaultLog, label: str) -> Iterator[faults.Fault]
     log.add(label, fault.injected)
 
 
-def _schedule(options: DemoOptions, rng: random.Random) -> tuple[list[list[str]], list[str], int]:
-    """Split the stream into chunks: orders, producer resends, concurrent duplicates, poison, conflicts."""
-    orders = make_orders(options.events, rng)
-    bodies = [json.dumps(o) for o in orders]
-    duplicates = round(options.events * options.duplicate_rate / (1 - options.duplicate_rate))
+def chunked_stream(
+    events: int, duplicate_rate: float, chunk_count: int, rng: random.Random
+) -> tuple[list[list[str]], int]:
+    """Orders split into chunks, with duplicates mixed in: a quarter left for redeliveries of handled
+    messages (returned as a count), a quarter as concurrent copies, the rest as producer resends."""
+    bodies = [json.dumps(o) for o in make_orders(events, rng)]
+    duplicates = round(events * duplicate_rate / (1 - duplicate_rate))
     redeliveries = duplicates // 4
     concurrent = duplicates // 4
     resends = duplicates - redeliveries - concurrent
-    chunk_size = max(1, len(bodies) // options.chunks)
+    chunk_size = max(1, len(bodies) // chunk_count)
     chunks = [bodies[i : i + chunk_size] for i in range(0, len(bodies), chunk_size)]
     for _ in range(resends):  # a producer resends an earlier order in a later chunk: new message id
         index = rng.randrange(len(chunks))
@@ -114,6 +116,12 @@ def _schedule(options: DemoOptions, rng: random.Random) -> tuple[list[list[str]]
         chunk = rng.choice(chunks)
         body = rng.choice(chunk)
         chunk.insert(chunk.index(body), body)
+    return chunks, redeliveries
+
+
+def _schedule(options: DemoOptions, rng: random.Random) -> tuple[list[list[str]], list[str], int]:
+    """Split the stream into chunks: orders, producer resends, concurrent duplicates, poison, conflicts."""
+    chunks, redeliveries = chunked_stream(options.events, options.duplicate_rate, options.chunks, rng)
     for body in poison_bodies(options.poison):
         rng.choice(chunks).append(body)
     for i in range(options.conflicts):  # an order id reused with another payload, later on

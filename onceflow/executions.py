@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+
+
+class PollTimeout(AssertionError):
+    """A bounded wait ran out."""
 
 
 class ExecutionTimeout(AssertionError):
@@ -38,15 +44,19 @@ class ExecutionResult:
                 failures.append(event["taskFailedEventDetails"])
         return failures
 
-    def attempts(self, state: str) -> int:
-        """How many times the task of `state` was scheduled (1 + retries)."""
+    def count_in_state(self, event_type: str, state: str) -> int:
+        """How many history events of `event_type` happened while in `state`."""
         count, current = 0, None
         for event in self.history:
             if "stateEnteredEventDetails" in event:
                 current = event["stateEnteredEventDetails"]["name"]
-            if event["type"] == "TaskScheduled" and current == state:
+            if event["type"] == event_type and current == state:
                 count += 1
         return count
+
+    def attempts(self, state: str) -> int:
+        """How many times the task of `state` was scheduled (1 + retries)."""
+        return self.count_in_state("TaskScheduled", state)
 
     @property
     def error(self) -> str | None:
@@ -55,6 +65,18 @@ class ExecutionResult:
             if details:
                 return details.get("error")
         return None
+
+
+def poll_until(check: Callable[[], T | None], timeout: float, what: str, interval: float = 0.05) -> T:
+    """Call `check` until it returns something truthy; raise PollTimeout naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise PollTimeout(f"after {timeout:.0f}s still waiting for {what}")
+        time.sleep(interval)
 
 
 def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
@@ -95,9 +117,10 @@ def wait_for(sfn: Any, execution_arn: str, timeout: float = 30.0, poll: float = 
         time.sleep(poll)
 
 
-def list_executions(sfn: Any, state_machine_arn: str) -> list[dict[str, Any]]:
+def list_executions(sfn: Any, state_machine_arn: str, status: str | None = None) -> list[dict[str, Any]]:
     executions: list[dict[str, Any]] = []
-    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn):
+    filters = {"statusFilter": status} if status else {}
+    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn, **filters):
         executions.extend(page["executions"])
     return executions
 

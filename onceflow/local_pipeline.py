@@ -74,7 +74,7 @@ class LocalPipeline:
         return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
     def running_executions(self) -> int:
-        return sum(1 for e in list_executions(self.sfn, self.stack.state_machine_arn) if e["status"] == "RUNNING")
+        return len(list_executions(self.sfn, self.stack.state_machine_arn, status="RUNNING"))
 
     def process(
         self,

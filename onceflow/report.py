@@ -35,13 +35,7 @@ def path_kind(execution: ExecutionResult) -> str:
 
 def successful_records(execution: ExecutionResult) -> int:
     """How many times this execution's Record transaction succeeded (0 or 1 if R2 holds)."""
-    count, current = 0, None
-    for event in execution.history:
-        if "stateEnteredEventDetails" in event:
-            current = event["stateEnteredEventDetails"]["name"]
-        if event["type"] == "TaskSucceeded" and current == RECORD_STATE:
-            count += 1
-    return count
+    return execution.count_in_state("TaskSucceeded", RECORD_STATE)
 
 
 @dataclass(frozen=True)

@@ -20,19 +20,17 @@ from typing import Any
 
 import pytest
 
+from onceflow.executions import PollTimeout, poll_until
+
 STACK_VARIABLE = "AWS_SAM_STACK_NAME"
 
 
 def eventually(check: Callable[[], Any], timeout: float, what: str, interval: float = 2.0) -> Any:
     """Poll `check` until it returns something truthy; fail with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            pytest.fail(f"after {timeout:.0f}s still waiting for {what}")
-        time.sleep(interval)
+    try:
+        return poll_until(check, timeout, what, interval=interval)
+    except PollTimeout as timed_out:
+        pytest.fail(str(timed_out))
 
 
 @dataclass

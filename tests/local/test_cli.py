@@ -6,15 +6,16 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import BotoCoreError, ClientError
 from typer.testing import CliRunner
 
 from onceflow.cli import app
 from onceflow.embedded import free_port
+from onceflow.executions import poll_until
 from onceflow.observe import scan
 from onceflow.stack import LocalStack, StackError, attach
 
@@ -22,16 +23,15 @@ runner = CliRunner()
 
 
 def _wait_for_stack(endpoint: str, process: subprocess.Popen[str], timeout: float = 60) -> LocalStack:
-    deadline = time.monotonic() + timeout
-    while True:
+    def attached() -> LocalStack | None:
         if process.poll() is not None:
             raise AssertionError(f"`onceflow start` exited early: {process.stdout.read() if process.stdout else ''}")
         try:
             return attach(endpoint)
-        except (StackError, OSError, Exception):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+        except (StackError, OSError, ClientError, BotoCoreError):
+            return None
+
+    return poll_until(attached, timeout, f"the local stack at {endpoint}", interval=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +55,11 @@ def started() -> Iterator[tuple[str, LocalStack]]:
 
 
 def _wait_until_sent(stack: LocalStack, count: int, timeout: float = 60) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while True:
+    def all_sent() -> list[dict] | None:
         states = scan(stack.client("dynamodb"), stack.processed_events_table)
-        if sum(s["status"] == "sent" for s in states) >= count:
-            return states
-        if time.monotonic() > deadline:
-            raise AssertionError(f"only {states} after {timeout}s")
-        time.sleep(0.2)
+        return states if sum(s["status"] == "sent" for s in states) >= count else None
+
+    return poll_until(all_sent, timeout, f"{count} events marked sent", interval=0.2)
 
 
 def test_start_send_status_trace_redrive(started, tmp_path: Path):
@@ -83,11 +80,11 @@ def test_start_send_status_trace_redrive(started, tmp_path: Path):
         assert state["event_id"] in status.output
     assert status.output.count(" sent ") >= 5
 
-    deadline = time.monotonic() + 30
-    while "Onceflow.InvalidMessage" not in status.output and time.monotonic() < deadline:
-        time.sleep(0.2)
-        status = runner.invoke(app, ["status", "--endpoint", endpoint], terminal_width=200)
-    assert "Onceflow.InvalidMessage" in status.output
+    def status_shows_the_dead_letter() -> str | None:
+        output = runner.invoke(app, ["status", "--endpoint", endpoint], terminal_width=200).output
+        return output if "Onceflow.InvalidMessage" in output else None
+
+    assert "Onceflow.InvalidMessage" in poll_until(status_shows_the_dead_letter, 30, "the poison message in status")
 
     page = tmp_path / "trace.html"
     traced = runner.invoke(app, ["trace", "--endpoint", endpoint, "--out", str(page)])

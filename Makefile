@@ -39,7 +39,7 @@ lint: venv ## ruff check and ruff format --check
 	$(VENV)/bin/ruff format --check .
 
 check: venv venv-tools ## static checks of template.yaml and the ASL (CHECKS="statelint cfn-lint" for some)
-	$(PY) -m onceflow.static_checks $(CHECKS)
+	$(PY) -m onceflow.devtools.static_checks $(CHECKS)
 
 ci: ## what CI runs: venvs, lint, static checks, tests
 	bash .ci/run

@@ -8,13 +8,13 @@ SQS event source. The stream is split into chunks; each chunk carries producer r
 copies and redeliveries of already handled records (together `--duplicates` of all deliveries),
 and one failure window of the fault mix (SNS within and beyond the Publish retries, DynamoDB
 throttling and transaction conflicts, StartExecution and dead-letter send failures), a starter
-crash, and executions stopped or timed out at the crash boundaries (onceflow.schedules). The
+crash, and executions stopped or timed out at the crash boundaries (onceflow.devtools.schedules). The
 safety net sweeps after every chunk; at the end the dead-letter queue is redriven until quiet.
 
 Printed: events/s, executions and state transitions per event (from the execution histories;
 a retry is a transition, as AWS bills it), API calls per event by service (counted at the
 embedded endpoint: what the pipeline calls, separated from what this harness calls to observe),
-the duplicate-notification rate, the invariants (onceflow.schedules.invariants) and resident
+the duplicate-notification rate, the invariants (onceflow.devtools.schedules.invariants) and resident
 memory sampled over the run. Finished executions are read once, after their chunk, and only
 their aggregates are kept; then what moto retains of finished work and AWS would not keep in this
 process is released (release_emulator_state; `--keep-emulator-state` keeps it, to show the
@@ -40,18 +40,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from onceflow.demo import NOT_REDRIVEN, chunked_stream, redrive_transient
-from onceflow.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.executions import history, list_executions
-from onceflow.local_pipeline import LocalPipeline
-from onceflow.observe import drain, scan
-from onceflow.report import successful_records
-from onceflow.schedules import INTERRUPTIBLE_STATES, Open
-from onceflow.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
-from onceflow.schedules.invariants import Evidence, check, expectation_for
-from onceflow.schedules.runner import RetryingSafetyNet
-from onceflow.schedules.windows import FaultWindows
-from onceflow.stack import deploy
+from onceflow.devtools.schedules import INTERRUPTIBLE_STATES, Open
+from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
+from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
+from onceflow.devtools.schedules.runner import RetryingSafetyNet
+from onceflow.devtools.schedules.windows import FaultWindows
+from onceflow.local.demo import NOT_REDRIVEN, chunked_stream, redrive_transient
+from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.local.pipeline import LocalPipeline
+from onceflow.local.report import successful_records
+from onceflow.local.stack import deploy
+from onceflow.ops.executions import history, list_executions
+from onceflow.ops.observe import drain, scan
 
 # One failure window per chunk, in turn: (fault, failures injected; None = for the whole chunk).
 FAULT_MIX: list[tuple[str, int | None]] = [
@@ -114,7 +114,7 @@ def install_counter(aws: EmbeddedAws) -> CallCounter:
     """Put the counter inside the embedded AWS's request lock (its WSGI app, a private attribute)."""
     serialized = aws._app
     if serialized is None or not hasattr(serialized, "_app"):
-        raise SystemExit("onceflow.embedded changed: cannot find its WSGI app to count calls")
+        raise SystemExit("onceflow.local.embedded changed: cannot find its WSGI app to count calls")
     counter = CallCounter(serialized._app)
     serialized._app = counter
     return counter

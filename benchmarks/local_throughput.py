@@ -19,11 +19,11 @@ import random
 import resource
 import time
 
-from onceflow.demo import make_orders
-from onceflow.embedded import EmbeddedAws
-from onceflow.local_pipeline import LocalPipeline
-from onceflow.observe import scan
-from onceflow.stack import deploy
+from onceflow.local.demo import make_orders
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.pipeline import LocalPipeline
+from onceflow.local.stack import deploy
+from onceflow.ops.observe import scan
 
 
 def run(events: int, duplicate_rate: float, speedups: bool, concurrency: int) -> dict[str, float]:

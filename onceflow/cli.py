@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from onceflow.report import RunReport
+from onceflow.local.report import RunReport
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 console = Console()
@@ -35,9 +35,9 @@ def start(
     time_scale: Annotated[float, typer.Option(help="Retry/Wait delays are multiplied by this.")] = 0.01,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
-    from onceflow.embedded import EmbeddedAws
-    from onceflow.local_pipeline import LocalPipeline
-    from onceflow.stack import deploy
+    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.local.pipeline import LocalPipeline
+    from onceflow.local.stack import deploy
 
     _quiet_engine_logs()
     aws = EmbeddedAws(port=port, time_scale=time_scale).start()
@@ -77,8 +77,8 @@ def send(
     seed: Annotated[int, typer.Option()] = 1,
 ) -> None:
     """Put orders (or one body from a file) on the source queue."""
-    from onceflow.demo import make_orders
-    from onceflow.stack import attach
+    from onceflow.local.demo import make_orders
+    from onceflow.local.stack import attach
 
     stack = attach(endpoint)
     if body_file is not None:
@@ -100,9 +100,9 @@ def send(
 @app.command()
 def status(endpoint: EndpointOption = DEFAULT_ENDPOINT) -> None:
     """Events with their status and executions; dead letters with their reasons."""
-    from onceflow.executions import list_executions
-    from onceflow.observe import drain, scan
-    from onceflow.stack import attach
+    from onceflow.local.stack import attach
+    from onceflow.ops.executions import list_executions
+    from onceflow.ops.observe import drain, scan
 
     stack = attach(endpoint)
     sfn = stack.client("stepfunctions")
@@ -140,8 +140,8 @@ def trace(
     execution: Annotated[str | None, typer.Option(help="Execution name to show step by step.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
-    from onceflow.stack import attach
-    from onceflow.trace import collect_executions, write_trace
+    from onceflow.devtools.trace import collect_executions, write_trace
+    from onceflow.local.stack import attach
 
     stack = attach(endpoint)
     sfn = stack.client("stepfunctions")
@@ -158,8 +158,8 @@ def redrive(
     limit: Annotated[int | None, typer.Option(help="Move at most this many messages.")] = None,
 ) -> None:
     """Move dead letters back to the source queue (safe: the pipeline is idempotent per event_id)."""
-    from onceflow.redrive import redrive as move
-    from onceflow.stack import attach
+    from onceflow.local.stack import attach
+    from onceflow.ops.redrive import redrive as move
 
     stack = attach(endpoint)
     report = move(
@@ -207,8 +207,8 @@ def demo(
     ),
 ) -> None:
     """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3."""
-    from onceflow.demo import DemoOptions, run_demo, write_trace
-    from onceflow.report import report_as_dict
+    from onceflow.local.demo import DemoOptions, run_demo, write_trace
+    from onceflow.local.report import report_as_dict
 
     _quiet_engine_logs()
     out.mkdir(parents=True, exist_ok=True)

@@ -16,14 +16,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from onceflow.embedded import EmbeddedAws
-from onceflow.endpoints import EndpointError, Endpoints, from_environment
-from onceflow.event_source import SqsEventSource
-from onceflow.executions import stop_running
-from onceflow.external_stack import deploy_external
-from onceflow.observe import NotificationInbox
-from onceflow.stack import LocalStack, deploy
-from onceflow.starter_runtime import StarterRuntime
+from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environment
+from onceflow.devtools.external_stack import deploy_external
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.event_source import SqsEventSource
+from onceflow.local.function_runtime import StarterRuntime
+from onceflow.local.stack import LocalStack, deploy
+from onceflow.ops.executions import stop_running
+from onceflow.ops.observe import NotificationInbox
 from tests.endpoints.markers import MARKER, MARKER_HELP, embedded_only_reason
 
 # moto logs every failed task at ERROR with a long repr; the tests assert on the history instead.

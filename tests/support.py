@@ -6,9 +6,9 @@ import json
 import uuid
 from typing import Any
 
-from onceflow.executions import ExecutionResult, wait_for
-from onceflow.observe import QueuedMessage, drain, scan
-from onceflow.stack import LocalStack
+from onceflow.local.stack import LocalStack
+from onceflow.ops.executions import ExecutionResult, wait_for
+from onceflow.ops.observe import QueuedMessage, drain, scan
 
 
 def order(order_id: str = "order-1", amount: str | float = 42.5, **extra: Any) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 
-from onceflow.faults import sns_publish_failures, start_execution_failures
-from onceflow.local_pipeline import LocalPipeline
-from onceflow.observe import drain, scan
+from onceflow.local.faults import sns_publish_failures, start_execution_failures
+from onceflow.local.pipeline import LocalPipeline
+from onceflow.ops.observe import drain, scan
 from tests.support import order
 
 

@@ -1,4 +1,4 @@
-from onceflow.observe import scan
+from onceflow.ops.observe import scan
 from tests.support import order, run_execution
 
 

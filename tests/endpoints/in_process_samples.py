@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import moto.sns.models
 
-from onceflow.embedded import free_port
-from onceflow.faults import dynamodb_throttling, sns_publish_failures
-from onceflow.stack import render_definition
+from onceflow.local.embedded import free_port
+from onceflow.local.faults import dynamodb_throttling, sns_publish_failures
+from onceflow.local.stack import render_definition
 
 
 def publish_outage() -> None:

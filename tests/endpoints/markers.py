@@ -3,7 +3,7 @@
 A test is embedded-only when it is marked `@pytest.mark.embedded_only`, when it uses the
 `embedded_aws` fixture (directly or through another fixture: its delay clock, its reset, the mock
 configuration patch), or when its code, or a helper it calls from the test modules, uses fault
-injection (`onceflow.faults`) or moto itself: those patch moto in this process, and an external
+injection (`onceflow.local.faults`) or moto itself: those patch moto in this process, and an external
 endpoint never sees them.
 """
 
@@ -21,10 +21,10 @@ MARKER_HELP = f"{MARKER}(reason): needs the embedded engine (moto in-process); s
 EMBEDDED_FIXTURE = "embedded_aws"
 # Modules whose use means the test patches or drives moto in this process, and what that is.
 _IN_PROCESS_MODULES = {
-    "onceflow.faults": "injects faults by patching moto in this process",
+    "onceflow.local.faults": "injects faults by patching moto in this process",
     "moto": "patches moto in this process",
-    "onceflow.embedded": "runs the embedded engine",
-    "onceflow.local_pipeline": "runs the local pipeline on the embedded engine",
+    "onceflow.local.embedded": "runs the embedded engine",
+    "onceflow.local.pipeline": "runs the local pipeline on the embedded engine",
 }
 _OWN_CODE = "tests"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from onceflow.endpoints import (
+from onceflow.devtools.endpoints import (
     GLOBAL_VARIABLE,
     OPTIONAL_SERVICES,
     STACK_SERVICES,

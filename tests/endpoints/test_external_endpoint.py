@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from onceflow.endpoints import OPTIONAL_SERVICES, STACK_SERVICES, Endpoints, variable_for
-from onceflow.stack import client
-from onceflow.template import PROJECT_ROOT
+from onceflow.devtools.endpoints import OPTIONAL_SERVICES, STACK_SERVICES, Endpoints, variable_for
+from onceflow.local.stack import client
+from onceflow.local.template import PROJECT_ROOT
 from tests.endpoints.moto_server import clean_environment, moto_server
 
 SUITE = ("tests/test_smoke.py", "tests/statemachine", "tests/endpoints/test_external_stack.py")

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from onceflow.endpoints import Endpoints, from_environment
-from onceflow.external_stack import ExternalDeployment, _Intrinsics, deploy_external
-from onceflow.stack import render_definition
-from onceflow.template import plan_local_stack
+from onceflow.devtools.endpoints import Endpoints, from_environment
+from onceflow.devtools.external_stack import ExternalDeployment, _Intrinsics, deploy_external
+from onceflow.local.stack import render_definition
+from onceflow.local.template import plan_local_stack
 
 Deploy = Callable[..., ExternalDeployment]
 

@@ -8,15 +8,18 @@ from tests.endpoints.markers import MARKER, _in_process_use
 
 def test_fault_injection_is_found_directly_and_through_helpers():
     assert _in_process_use(samples.publish_outage, set()) == (
-        "injects faults by patching moto in this process (onceflow.faults.sns_publish_failures)"
+        "injects faults by patching moto in this process (onceflow.local.faults.sns_publish_failures)"
     )
     assert _in_process_use(samples.indirect_outage, set()) == _in_process_use(samples.publish_outage, set())
-    assert "onceflow.faults.dynamodb_throttling" in str(_in_process_use(samples.injects_in_a_closure, set()))
+    assert "onceflow.local.faults.dynamodb_throttling" in str(_in_process_use(samples.injects_in_a_closure, set()))
 
 
 def test_moto_and_the_engine_module_are_found():
     assert "patches moto in this process (moto" in str(_in_process_use(samples.patches_moto_directly, set()))
-    assert _in_process_use(samples.starts_an_engine, set()) == "runs the embedded engine (onceflow.embedded.free_port)"
+    assert (
+        _in_process_use(samples.starts_an_engine, set())
+        == "runs the embedded engine (onceflow.local.embedded.free_port)"
+    )
 
 
 def test_code_using_only_boto3_and_onceflow_runs_anywhere():

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from onceflow.executions import PollTimeout, poll_until
+from onceflow.ops.executions import PollTimeout, poll_until
 
 STACK_VARIABLE = "AWS_SAM_STACK_NAME"
 

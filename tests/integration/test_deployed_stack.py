@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.redrive import read_dead_letter, redrive
+from onceflow.ops.redrive import read_dead_letter, redrive
 from tests.integration.conftest import DeployedStack, eventually
 from tests.support import order, sqs_record
 

@@ -14,10 +14,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from typer.testing import CliRunner
 
 from onceflow.cli import app
-from onceflow.embedded import free_port
-from onceflow.executions import poll_until
-from onceflow.observe import scan
-from onceflow.stack import LocalStack, StackError, attach
+from onceflow.local.embedded import free_port
+from onceflow.local.stack import LocalStack, StackError, attach
+from onceflow.ops.executions import poll_until
+from onceflow.ops.observe import scan
 
 runner = CliRunner()
 

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from onceflow.demo import DemoOptions, DemoRun, run_demo
-from onceflow.observe import drain, scan
-from onceflow.report import PATH_ALREADY_SENT, PATH_CONFLICT, PATH_DEAD_LETTERED, PATH_NEW, PATH_RESUMED
+from onceflow.local.demo import DemoOptions, DemoRun, run_demo
+from onceflow.local.report import PATH_ALREADY_SENT, PATH_CONFLICT, PATH_DEAD_LETTERED, PATH_NEW, PATH_RESUMED
+from onceflow.ops.observe import drain, scan
 
 FAULT_KINDS = [
     "starter crash after StartExecution, before ack",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import moto
 import pytest
 
-from onceflow.embedded import EmbeddedAws, EmbeddedAwsError
-from onceflow.executions import wait_for
-from onceflow.observe import scan
+from onceflow.local.embedded import EmbeddedAws, EmbeddedAwsError
+from onceflow.ops.executions import wait_for
+from onceflow.ops.observe import scan
 from tests.support import execution_input, order
 
 DISTINCT_EVENTS = 80

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from onceflow.executions import ExecutionResult, wait_for
-from onceflow.observe import QueuedMessage, drain
-from onceflow.stack import LocalStack
+from onceflow.local.stack import LocalStack
+from onceflow.ops.executions import ExecutionResult, wait_for
+from onceflow.ops.observe import QueuedMessage, drain
 from tests.support import dead_letters, execution_input, order, order_rows, state_rows  # noqa: F401 (re-exported)
 
 MOCK_CONFIG_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "test" / "MockConfigFile.json"

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.executions import list_executions, wait_for
-from onceflow.mocking import SFN_MOCK_CONFIG, load_mock_config
-from onceflow.stack import client
+from onceflow.local.mocking import SFN_MOCK_CONFIG, load_mock_config
+from onceflow.local.stack import client
+from onceflow.ops.executions import list_executions, wait_for
 from tests.mockconfig.cases import (
     ASL_FILE,
     EVENT_ID,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from onceflow.mocking import MockConfigError, Return, Throw, load_mock_config, validate_mock_config_file
-from onceflow.mocking.__main__ import main
+from onceflow.local.mocking import MockConfigError, Return, Throw, load_mock_config, validate_mock_config_file
+from onceflow.local.mocking.__main__ import main
 
 MACHINE = "pipeline"
 

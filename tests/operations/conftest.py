@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from onceflow.embedded import EmbeddedAws
-from onceflow.safety_net import SafetyNet
-from onceflow.stack import LocalStack
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.safety_net import SafetyNet
+from onceflow.local.stack import LocalStack
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from onceflow.faults import sqs_send_failures
-from onceflow.observe import drain
-from onceflow.redrive import main, redrive
-from onceflow.safety_net import DETAIL_TYPE, SOURCE, status_change_detail
+from onceflow.local.faults import sqs_send_failures
+from onceflow.local.safety_net import DETAIL_TYPE, SOURCE, status_change_detail
+from onceflow.ops.observe import drain
+from onceflow.ops.redrive import main, redrive
 from tests.support import execution_input, order
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import copy
 import json
 
-from onceflow.executions import wait_for, wait_for_all
-from onceflow.faults import sns_publish_failures, sqs_send_failures
-from onceflow.observe import drain, scan
-from onceflow.redrive import redrive
-from onceflow.template import load_sam_template
+from onceflow.local.faults import sns_publish_failures, sqs_send_failures
+from onceflow.local.template import load_sam_template
+from onceflow.ops.executions import wait_for, wait_for_all
+from onceflow.ops.observe import drain, scan
+from onceflow.ops.redrive import redrive
 from tests.support import order
 
 RESUMED_PENDING_PATH = [

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from onceflow.schedules import Schedule
+from onceflow.devtools.schedules import Schedule
 
 DIRECTORY = Path(__file__).parent / "regressions"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from onceflow.schedules import (
+from onceflow.devtools.schedules import (
     FAULTS,
     INTERRUPTIBLE_STATES,
     CrashStarter,

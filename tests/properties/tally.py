@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from onceflow.schedules import ScheduleOutcome
+from onceflow.devtools.schedules import ScheduleOutcome
 
 
 @dataclass

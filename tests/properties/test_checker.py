@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from onceflow.safety_net import SafetyNet, SweepReport
-from onceflow.schedules import run_schedule, runner
-from onceflow.stack import LocalStack
+from onceflow.devtools.schedules import run_schedule, runner
+from onceflow.local.safety_net import SafetyNet, SweepReport
+from onceflow.local.stack import LocalStack
 from tests.properties.test_schedules import EXPLICIT
 
 

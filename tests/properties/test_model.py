@@ -7,8 +7,8 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from onceflow.schedules import Interrupt, Open, Schedule, Send
-from onceflow.schedules.model import step_from_json
+from onceflow.devtools.schedules import Interrupt, Open, Schedule, Send
+from onceflow.devtools.schedules.model import step_from_json
 from tests.properties.strategies import schedules
 
 

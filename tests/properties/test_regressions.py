@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onceflow.schedules import Schedule, run_schedule
+from onceflow.devtools.schedules import Schedule, run_schedule
 from tests.properties import saved_schedules
 from tests.properties.tally import TALLY
 from tests.properties.test_schedules import INJECTED_SQS_ERROR

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, note, seed, settings
 from hypothesis.control import current_build_context
 
-from onceflow.schedules import (
+from onceflow.devtools.schedules import (
     BOUNDARIES,
     CrashStarter,
     Interrupt,
@@ -38,7 +38,7 @@ from tests.properties.tally import TALLY
 
 EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "12"))
 SEED = int(os.environ.get("ONCEFLOW_SCHEDULE_SEED", "20251129"))
-# moto warns that the injected SQS error code (onceflow.faults) is not in its error shapes.
+# moto warns that the injected SQS error code (onceflow.local.faults) is not in its error shapes.
 INJECTED_SQS_ERROR = "ignore:Exception\\(SQSException\\) with code InternalError"
 
 

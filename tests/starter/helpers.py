@@ -6,8 +6,8 @@ import io
 import json
 from typing import Any
 
-from onceflow.observe import QueuedMessage, drain
-from onceflow.stack import LocalStack
+from onceflow.local.stack import LocalStack
+from onceflow.ops.observe import QueuedMessage, drain
 from starter.formats import FORMATS
 from starter.settings import Settings
 

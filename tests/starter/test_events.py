@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from onceflow.embedded import EmbeddedAws
-from onceflow.executions import list_executions, stop_running, wait_for_all
-from onceflow.observe import scan
-from onceflow.stack import LocalStack, deploy
-from onceflow.starter_runtime import StarterRuntime
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.function_runtime import StarterRuntime
+from onceflow.local.stack import LocalStack, deploy
+from onceflow.ops.executions import list_executions, stop_running, wait_for_all
+from onceflow.ops.observe import scan
 from tests.starter.helpers import dead_letters
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"

@@ -11,9 +11,9 @@ import pytest
 from moto.core.exceptions import AWSError
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-from onceflow.executions import list_executions, wait_for
-from onceflow.faults import Fault, inject, sqs_send_failures
-from onceflow.observe import scan
+from onceflow.local.faults import Fault, inject, sqs_send_failures
+from onceflow.ops.executions import list_executions, wait_for
+from onceflow.ops.observe import scan
 from starter.messages import MAX_EXECUTION_INPUT_BYTES
 from starter.naming import execution_name
 from starter.settings import ConfigurationError

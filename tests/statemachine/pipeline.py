@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from onceflow.executions import ExecutionResult
-from onceflow.stack import LocalStack
+from onceflow.local.stack import LocalStack
+from onceflow.ops.executions import ExecutionResult
 from tests.support import dead_letters, order_rows, state_rows  # noqa: F401 (re-exported)
 
 RECORD = "Record event and order"

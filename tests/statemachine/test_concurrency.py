@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any
 
-from onceflow.executions import wait_for
+from onceflow.ops.executions import wait_for
 from tests.statemachine.pipeline import (
     ALREADY_SENT_PATH,
     LOOK_UP,

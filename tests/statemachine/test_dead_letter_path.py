@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from onceflow.faults import sns_publish_failures, sqs_send_failures
+from onceflow.local.faults import sns_publish_failures, sqs_send_failures
 from tests.statemachine.pipeline import DEAD_LETTER, assert_dead_lettered, retrier, state_rows, task_errors
 from tests.support import order, run_execution
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from onceflow.faults import dynamodb_throttling
+from onceflow.local.faults import dynamodb_throttling
 from tests.statemachine.pipeline import (
     MARK_SENT,
     NEW_EVENT_PATH,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from onceflow.faults import sns_publish_failures
+from onceflow.local.faults import sns_publish_failures
 from tests.statemachine.pipeline import (
     NEW_EVENT_PATH,
     PENDING_PATH,

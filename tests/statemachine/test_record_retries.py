@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from onceflow.faults import dynamodb_throttling, dynamodb_transaction_conflicts
+from onceflow.local.faults import dynamodb_throttling, dynamodb_transaction_conflicts
 from tests.statemachine.pipeline import (
     LOOK_UP,
     NEW_EVENT_PATH,

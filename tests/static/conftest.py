@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from onceflow.static_checks import CheckFailed, Project, find_tool
-from onceflow.template import PROJECT_ROOT, load_sam_template
+from onceflow.devtools.static_checks import CheckFailed, Project, find_tool
+from onceflow.local.template import PROJECT_ROOT, load_sam_template
 
 Document = dict[str, Any]
 

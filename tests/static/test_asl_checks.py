@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from onceflow.static_checks import run_check
+from onceflow.devtools.static_checks import run_check
 from tests.static.conftest import Document, ProjectCopy, resources_of_type, states
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from onceflow.static_checks import run_check
-from onceflow.template import load_sam_template
+from onceflow.devtools.static_checks import run_check
+from onceflow.local.template import load_sam_template
 from tests.static.conftest import Document, ProjectCopy, resources_of_type
 
 pytestmark = pytest.mark.usefixtures("checkov_cli")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from onceflow.static_checks import CHECKS, Project, definitions_as_objects, main, placeholder_value, run_check
+from onceflow.devtools.static_checks import CHECKS, Project, definitions_as_objects, main, placeholder_value, run_check
 from tests.static.conftest import ProjectCopy
 
 NEEDS = {"sam-validate": "sam_cli", "sam-lint": "sam_cli", "checkov": "checkov_cli"}

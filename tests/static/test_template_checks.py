@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from onceflow.static_checks import run_check
+from onceflow.devtools.static_checks import run_check
 from tests.static.conftest import Document, ProjectCopy, resources_of_type
 
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from onceflow.executions import ExecutionResult
+from onceflow.ops.executions import ExecutionResult
 
 ARN_PREFIX = "arn:aws:states:us-east-1:123456789012:execution:Synthetic:"
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from onceflow.embedded import EmbeddedAws
-from onceflow.executions import ExecutionResult, stop_running
-from onceflow.faults import sns_publish_failures
-from onceflow.stack import LocalStack, deploy
-from onceflow.trace import collect_executions, write_trace
+from onceflow.devtools.trace import collect_executions, write_trace
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.faults import sns_publish_failures
+from onceflow.local.stack import LocalStack, deploy
+from onceflow.ops.executions import ExecutionResult, stop_running
 from tests.support import order, run_execution
 from tests.trace.page_reader import TracePage, external_references, read_page
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from onceflow.trace import write_trace
-from onceflow.trace.conditions import describe_rule
-from onceflow.trace.graph import START_ID, build_graph
-from onceflow.trace.layout import Box, _isotonic, layout
-from onceflow.trace.page import pick_selected
-from onceflow.trace.walk import trace_execution
+from onceflow.devtools.trace import write_trace
+from onceflow.devtools.trace.conditions import describe_rule
+from onceflow.devtools.trace.graph import START_ID, build_graph
+from onceflow.devtools.trace.layout import Box, _isotonic, layout
+from onceflow.devtools.trace.page import pick_selected
+from onceflow.devtools.trace.walk import trace_execution
 from tests.trace.histories import History
 from tests.trace.page_reader import external_references, read_page
 

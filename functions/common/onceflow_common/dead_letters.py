@@ -1,0 +1,36 @@
+"""How a dead letter carries its reason: the message attribute names, one home for all writers
+(the starter, the state machine's ASL, the reconciler) and readers (the redrive tool, reports).
+
+The state machine's ASL cannot import this module; a static test checks that the attribute names
+its `Send to dead-letter queue` state writes are these.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The attributes every dead letter may carry. `error`, `cause` and `source` are always present.
+ERROR = "error"
+CAUSE = "cause"
+FIELD = "field"
+RULE = "rule"
+SOURCE = "source"
+SOURCE_MESSAGE_ID = "source_message_id"
+EVENT_ID = "event_id"
+EXECUTION_ARN = "execution_arn"
+REASON_ATTRIBUTES = frozenset({ERROR, CAUSE, FIELD, RULE, SOURCE, SOURCE_MESSAGE_ID, EVENT_ID, EXECUTION_ARN})
+
+# Who wrote the dead letter (the `source` attribute). A message SQS moved by the redrive policy has none.
+FROM_STARTER = "starter"
+FROM_STATE_MACHINE = "state-machine"
+FROM_RECONCILER = "reconciler"
+FROM_REDRIVE_POLICY = "redrive-policy"
+WRITERS = frozenset({FROM_STARTER, FROM_STATE_MACHINE, FROM_RECONCILER})
+
+# SQS accepts only these characters (the XML 1.0 set) in bodies and attribute values.
+_NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def string_attribute(value: str) -> dict[str, str]:
+    """An SQS String attribute; characters SQS would refuse become U+FFFD, and empty becomes "-"."""
+    return {"DataType": "String", "StringValue": _NOT_SQS_TEXT.sub("\ufffd", value) or "-"}

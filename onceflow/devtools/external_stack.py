@@ -1,0 +1,391 @@
+"""Deploy template.yaml onto external endpoints (AWS Step Functions Local, LocalStack, a moto
+server): there may be no CloudFormation there, so the translated template's queues, tables,
+topics and rules are created through the service APIs, and the intrinsic functions they use are
+resolved here."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from botocore.exceptions import ClientError
+
+from onceflow.devtools.endpoints import Endpoints
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.stack import (
+    DEFAULT_STACK_NAME,
+    LocalStack,
+    StackError,
+    build_local_stack,
+    client,
+    definition_substitutions,
+    render_definition,
+)
+from onceflow.local.template import LocalPlan, plan_local_stack
+
+_PSEUDO_PARAMETERS = {"AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
+_NOT_FOUND_CODES = {
+    "ResourceNotFoundException",
+    "NotFound",
+    "NotFoundException",
+    "QueueDoesNotExist",
+    "AWS.SimpleQueueService.NonExistentQueue",
+    "StateMachineDoesNotExist",
+}
+# SQS attributes that change behaviour locally (encryption and policies do not).
+_QUEUE_ATTRIBUTES = (
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+)
+_TABLE_SETTINGS = (
+    "AttributeDefinitions",
+    "KeySchema",
+    "GlobalSecondaryIndexes",
+    "LocalSecondaryIndexes",
+    "ProvisionedThroughput",
+    "StreamSpecification",
+)
+
+
+class _Unresolved(Exception):
+    """A reference to a resource that is not created on the external endpoints."""
+
+
+class _Intrinsics:
+    """Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join, Fn::Select and conditions, as CloudFormation resolves them."""
+
+    _NO_VALUE = object()
+
+    def __init__(self, template: dict[str, Any], parameters: dict[str, Any], pseudo: dict[str, str]):
+        self.template = template
+        self.parameters = parameters
+        self.pseudo = {**_PSEUDO_PARAMETERS, **pseudo}
+        self.refs: dict[str, str] = {}
+        self.attributes: dict[str, str] = {}  # "LogicalId.Attribute" -> value
+
+    def condition(self, name: str) -> bool:
+        return bool(self.resolve(self.template.get("Conditions", {})[name]))
+
+    def resolve(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [value for value in map(self.resolve, node) if value is not self._NO_VALUE]
+        if not isinstance(node, dict):
+            return node
+        if len(node) == 1:
+            [(key, argument)] = node.items()
+            function = self._functions().get(key)
+            if function is not None:
+                return function(argument)
+        resolved = {key: self.resolve(value) for key, value in node.items()}
+        return {key: value for key, value in resolved.items() if value is not self._NO_VALUE}
+
+    def _functions(self) -> dict[str, Any]:
+        return {
+            "Ref": self._ref,
+            "Fn::GetAtt": lambda a: self._get_att(".".join(a) if isinstance(a, list) else a),
+            "Fn::Sub": self._sub,
+            "Fn::If": lambda a: self.resolve(a[1] if self.condition(a[0]) else a[2]),
+            "Fn::Join": lambda a: str(a[0]).join(str(v) for v in self.resolve(a[1])),
+            "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
+            "Fn::Equals": lambda a: str(self.resolve(a[0])) == str(self.resolve(a[1])),
+            "Fn::Not": lambda a: not self.resolve(a[0]),
+            "Fn::And": lambda a: all(self.resolve(v) for v in a),
+            "Fn::Or": lambda a: any(self.resolve(v) for v in a),
+            "Condition": self.condition,
+        }
+
+    def _ref(self, name: str) -> Any:
+        if name == "AWS::NoValue":
+            return self._NO_VALUE
+        for values in (self.pseudo, self.parameters, self.refs):
+            if name in values:
+                return values[name]
+        raise _Unresolved(name)
+
+    def _get_att(self, name: str) -> str:
+        if name not in self.attributes:
+            raise _Unresolved(name)
+        return self.attributes[name]
+
+    def _sub(self, argument: Any) -> str:
+        text, variables = (argument[0], self.resolve(argument[1])) if isinstance(argument, list) else (argument, {})
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name.startswith("!"):
+                return "${" + name[1:] + "}"
+            if name in variables:
+                return str(variables[name])
+            return str(self._get_att(name) if "." in name else self._ref(name))
+
+        return re.sub(r"\$\{([^}]+)\}", value, text)
+
+
+@dataclass(frozen=True)
+class ExternalDeployment:
+    """A stack made through the service APIs; `delete()` removes what was made (there is no stack to delete)."""
+
+    stack: LocalStack
+    # (boto3 client name, kind, identifier), in creation order
+    resources: tuple[tuple[str, str, str], ...]
+
+    def delete(self) -> None:
+        _delete_resources(self.stack.service_endpoints, self.resources)
+
+
+def _delete_resources(endpoints: dict[str, str], resources: tuple[tuple[str, str, str], ...]) -> None:
+    """Delete in reverse creation order; what is already gone is fine, any other failure is reported."""
+    problems: list[str] = []
+    for service, kind, identifier in reversed(resources):
+        try:
+            _delete_one(client(endpoints[service], service), kind, identifier)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") not in _NOT_FOUND_CODES:
+                problems.append(f"{kind} {identifier}: {error}")
+    if problems:
+        raise StackError("could not delete: " + "; ".join(problems))
+
+
+def _delete_one(service_client: Any, kind: str, identifier: str) -> None:
+    if kind == "rule":
+        targets = service_client.list_targets_by_rule(Rule=identifier)["Targets"]
+        if targets:
+            service_client.remove_targets(Rule=identifier, Ids=[t["Id"] for t in targets])
+        service_client.delete_rule(Name=identifier)
+    elif kind == "state_machine":
+        service_client.delete_state_machine(stateMachineArn=identifier)
+    elif kind == "topic":
+        service_client.delete_topic(TopicArn=identifier)
+    elif kind == "queue":
+        service_client.delete_queue(QueueUrl=identifier)
+    elif kind == "table":
+        service_client.delete_table(TableName=identifier)
+
+
+class _Maker(NamedTuple):
+    create: Callable[[_ExternalDeployer, str, dict[str, Any]], None]
+    reads: tuple[str, ...]  # the properties `create` uses
+
+
+class _ExternalDeployer:
+    """Creates the template's data resources on external endpoints, in dependency order."""
+
+    def __init__(self, endpoints: Endpoints, plan: LocalPlan, parameters: dict[str, Any]):
+        self.endpoints = endpoints
+        self.plan = plan
+        self.clients = {service: client(url, service) for service, url in endpoints.urls.items()}
+        pseudo = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT_ID, "AWS::StackName": plan.stack_name}
+        self.intrinsics = _Intrinsics(plan.cloudformation, parameters, pseudo)
+        self.created: list[tuple[str, str, str]] = []
+
+    def name(self, logical_id: str, limit: int, properties: dict[str, Any], key: str) -> str:
+        """The template's name for it, or one made as CloudFormation makes them (without the suffix)."""
+        return str(properties.get(key) or f"{self.plan.stack_name}-{logical_id}"[:limit])
+
+    def register_roles(self) -> None:
+        """IAM is not emulated: roles are names, so that the state machine gets a role ARN."""
+        for logical_id, resource in self.plan.cloudformation["Resources"].items():
+            if resource["Type"] == "AWS::IAM::Role":
+                name = f"{self.plan.stack_name}-{logical_id}"[:64]
+                self.intrinsics.refs[logical_id] = name
+                self.intrinsics.attributes[f"{logical_id}.Arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{name}"
+
+    def create_all(self, types: dict[str, _Maker]) -> None:
+        """Create every resource of these types; a resource waits for the resources it references.
+
+        Only the properties the maker reads are resolved: the others may name resources (keys,
+        log groups) that are not made locally.
+        """
+        resources = self.plan.cloudformation["Resources"]
+        pending = [
+            logical_id
+            for logical_id, resource in resources.items()
+            if resource["Type"] in types
+            and ("Condition" not in resource or self.intrinsics.condition(resource["Condition"]))
+        ]
+        while pending:
+            waiting: list[str] = []
+            for logical_id in pending:
+                resource = resources[logical_id]
+                maker = types[resource["Type"]]
+                given = resource.get("Properties", {})
+                try:
+                    properties = self.intrinsics.resolve({key: given[key] for key in maker.reads if key in given})
+                except _Unresolved as missing:
+                    if str(missing).split(".")[0] not in pending:
+                        raise StackError(f"{logical_id} refers to {missing}, which is not made locally") from None
+                    waiting.append(logical_id)
+                    continue
+                maker.create(self, logical_id, properties)
+            if waiting == pending:
+                raise StackError(f"circular references between {waiting}")
+            pending = waiting
+
+    def table(self, logical_id: str, properties: dict[str, Any]) -> None:
+        dynamodb = self.clients["dynamodb"]
+        name = self.name(logical_id, 255, properties, "TableName")
+        settings = {key: properties[key] for key in _TABLE_SETTINGS if key in properties}
+        dynamodb.create_table(TableName=name, BillingMode=properties.get("BillingMode", "PROVISIONED"), **settings)
+        self.created.append(("dynamodb", "table", name))
+        described = _wait_for_table(dynamodb, name)
+        ttl = properties.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            dynamodb.update_time_to_live(
+                TableName=name, TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True}
+            )
+        self.intrinsics.refs[logical_id] = name
+        self.intrinsics.attributes[f"{logical_id}.Arn"] = described["TableArn"]
+
+    def queue(self, logical_id: str, properties: dict[str, Any]) -> None:
+        sqs = self.clients["sqs"]
+        fifo = str(properties.get("FifoQueue", "")).lower() == "true"
+        name = self.name(logical_id, 75 if fifo else 80, properties, "QueueName") + (".fifo" if fifo else "")
+        attributes = {key: _attribute(properties[key]) for key in _QUEUE_ATTRIBUTES if key in properties}
+        if "RedrivePolicy" in properties:
+            policy = dict(properties["RedrivePolicy"])
+            policy["maxReceiveCount"] = int(policy["maxReceiveCount"])
+            attributes["RedrivePolicy"] = json.dumps(policy)
+        url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        self.created.append(("sqs", "queue", url))
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.intrinsics.refs[logical_id] = url
+        self.intrinsics.attributes.update(
+            {f"{logical_id}.Arn": arn, f"{logical_id}.QueueName": name, f"{logical_id}.QueueUrl": url}
+        )
+
+    def topic(self, logical_id: str, properties: dict[str, Any]) -> None:
+        name = self.name(logical_id, 256, properties, "TopicName")
+        attributes = {
+            key: _attribute(properties[key]) for key in ("FifoTopic", "ContentBasedDeduplication") if key in properties
+        }
+        arn = self.clients["sns"].create_topic(Name=name, Attributes=attributes)["TopicArn"]
+        self.created.append(("sns", "topic", arn))
+        self.intrinsics.refs[logical_id] = arn
+        self.intrinsics.attributes.update({f"{logical_id}.TopicArn": arn, f"{logical_id}.TopicName": name})
+
+    def rule(self, logical_id: str, properties: dict[str, Any]) -> None:
+        events = self.clients["events"]
+        name = self.name(logical_id, 64, properties, "Name")
+        arn = events.put_rule(
+            Name=name,
+            EventPattern=json.dumps(properties["EventPattern"]),
+            State=properties.get("State", "ENABLED"),
+            Description=properties.get("Description", ""),
+        )["RuleArn"]
+        self.created.append(("events", "rule", name))
+        targets = [
+            {key: value for key, value in target.items() if key in ("Id", "Arn", "Input", "InputPath", "RetryPolicy")}
+            for target in properties.get("Targets", [])
+        ]
+        if targets:
+            events.put_targets(Rule=name, Targets=targets)
+        self.intrinsics.refs[logical_id] = name
+        self.intrinsics.attributes[f"{logical_id}.Arn"] = arn
+
+    def outputs(self) -> dict[str, str]:
+        """The outputs whose values exist locally (the others name resources that are not made)."""
+        resolved: dict[str, str] = {}
+        for key, output in self.plan.cloudformation.get("Outputs", {}).items():
+            if "Condition" in output and not self.intrinsics.condition(output["Condition"]):
+                continue
+            try:
+                value = self.intrinsics.resolve(output["Value"])
+            except _Unresolved:
+                continue
+            if value is not _Intrinsics._NO_VALUE:
+                resolved[key] = str(value)
+        return resolved
+
+
+def _attribute(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _wait_for_table(dynamodb: Any, name: str, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        described = dynamodb.describe_table(TableName=name)["Table"]
+        if described["TableStatus"] == "ACTIVE":
+            return described
+        if time.monotonic() > deadline:
+            raise StackError(f"table {name} still {described['TableStatus']} after {timeout}s")
+        time.sleep(0.05)
+
+
+_DATA_RESOURCES = {
+    "AWS::DynamoDB::Table": _Maker(
+        _ExternalDeployer.table, (*_TABLE_SETTINGS, "TableName", "BillingMode", "TimeToLiveSpecification")
+    ),
+    "AWS::SQS::Queue": _Maker(_ExternalDeployer.queue, (*_QUEUE_ATTRIBUTES, "QueueName", "RedrivePolicy")),
+    "AWS::SNS::Topic": _Maker(_ExternalDeployer.topic, ("TopicName", "FifoTopic", "ContentBasedDeduplication")),
+}
+_RULES = {
+    "AWS::Events::Rule": _Maker(_ExternalDeployer.rule, ("Name", "EventPattern", "State", "Description", "Targets"))
+}
+
+
+def _template_parameters(plan: LocalPlan, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    declared = plan.cloudformation.get("Parameters", {})
+    values = {name: spec["Default"] for name, spec in declared.items() if "Default" in spec}
+    values.update(overrides or {})
+    return {
+        name: str(value).split(",") if declared.get(name, {}).get("Type") == "CommaDelimitedList" else str(value)
+        for name, value in values.items()
+    }
+
+
+def deploy_external(
+    endpoints: Endpoints,
+    stack_name: str = DEFAULT_STACK_NAME,
+    parameter_overrides: dict[str, Any] | None = None,
+) -> ExternalDeployment:
+    """Create the stack from template.yaml on external endpoints, through the service APIs.
+
+    Made from the same translation as `deploy`: queues (with their redrive policy), tables (with
+    TTL), topics, and, where an EventBridge endpoint is configured, rules. Encryption, IAM,
+    logs, alarms and dashboards are left out: they change nothing in a local run. The state
+    machine is created from the ASL file with its DefinitionSubstitutions resolved.
+    """
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
+    deployer = _ExternalDeployer(endpoints, plan, _template_parameters(plan, parameter_overrides))
+    try:
+        deployer.register_roles()
+        deployer.create_all(_DATA_RESOURCES)
+        outputs = deployer.outputs()
+        substitutions = definition_substitutions(plan, outputs)
+        state_machine_arn = deployer.clients["stepfunctions"].create_state_machine(
+            name=plan.state_machine_name,
+            definition=render_definition(plan.state_machine.definition_path, substitutions),
+            roleArn=outputs["LocalStateMachineRoleArn"],
+            type=outputs.get("LocalStateMachineType", "STANDARD"),
+        )["stateMachineArn"]
+        deployer.created.append(("stepfunctions", "state_machine", state_machine_arn))
+        region, account_id = state_machine_arn.split(":")[3:5]
+        if (region, account_id) != (REGION, ACCOUNT_ID):
+            # The endpoint's own account (LocalStack: 000000000000): ARNs in the plan must name it.
+            plan = plan_local_stack(stack_name, region, account_id, parameter_overrides)
+            deployer.plan = plan
+            deployer.intrinsics.template = plan.cloudformation
+            deployer.intrinsics.pseudo.update({"AWS::Region": region, "AWS::AccountId": account_id})
+        if endpoints.has("events"):
+            deployer.create_all(_RULES)
+        outputs = deployer.outputs()
+    except BaseException as error:
+        try:
+            _delete_resources(dict(endpoints.urls), tuple(deployer.created))
+        except Exception as cleanup:
+            error.add_note(f"and cleaning up what was made failed: {cleanup}")
+        raise
+    stack = build_local_stack(
+        endpoints.primary, plan, outputs, service_endpoints=dict(endpoints.urls), state_machine_arn=state_machine_arn
+    )
+    return ExternalDeployment(stack, tuple(deployer.created))

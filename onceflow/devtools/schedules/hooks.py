@@ -1,0 +1,197 @@
+"""Deterministic crashes: the starter dying mid-batch, an execution stopped or timed out at a state.
+
+- `StarterCrashes` wraps the starter's invocation. When armed, the next invocation dies after
+  handing `after_starts` records to StartExecution, as a Lambda that times out or runs out of
+  memory would: nothing of the batch is acknowledged, so SQS delivers all of it again.
+- `ExecutionInterrupts` patches moto's state evaluation (`CommonStateField._eval_body`, on the
+  execution's worker thread) so that an armed (event_id, state) pair acts as the execution enters
+  that state, before the state does anything:
+  - "stop": the real `StopExecution` API is called, as an operator would (status ABORTED);
+  - "timeout": the execution's program state is set to timed out, which is what moto does when a
+    state machine's `TimeoutSeconds` runs out (status TIMED_OUT, an ExecutionTimedOut event).
+    moto measures TimeoutSeconds in real time (a thread join), so waiting for it would be neither
+    quick nor deterministic; this takes the same transition at a chosen state.
+  The call is made from the execution's thread, which holds no request lock, so it cannot block
+  the embedded AWS. Each armed interrupt fires once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
+from moto.stepfunctions.parser.asl.eval.environment import Environment
+
+from onceflow.devtools.schedules.model import How
+from onceflow.local.event_source import Invoke
+
+STOP_ERROR = "Onceflow.OperatorStopped"
+
+
+class StarterKilled(BaseException):
+    """Raised inside the starter: a BaseException, so its per-record error handling cannot catch it."""
+
+
+class StarterCrashed(RuntimeError):
+    """What the emulated Lambda service sees: the invocation died."""
+
+
+@dataclass
+class StarterCrashes:
+    """Arms crashes of the next starter invocations; counts what happened."""
+
+    armed: list[int] = field(default_factory=list)
+    crashed_before_start: int = 0  # crashes before some record of the batch reached StartExecution
+    crashed_after_start: int = 0  # crashes after every record was handed over, before the ack
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _invocation: threading.local = field(default_factory=threading.local)  # StartExecutions left, per thread
+
+    def arm(self, after_starts: int) -> None:
+        with self._lock:
+            self.armed.append(after_starts)
+
+    def disarm(self) -> None:
+        with self._lock:
+            self.armed.clear()
+
+    def wrap(self, invoke: Invoke) -> Invoke:
+        def invoke_and_maybe_crash(event: dict[str, Any]) -> dict[str, Any]:
+            with self._lock:
+                after = self.armed.pop(0) if self.armed else None
+            if after is None:
+                return invoke(event)
+            self._invocation.starts_left = after
+            try:
+                invoke(event)
+            except StarterKilled as killed:
+                with self._lock:
+                    self.crashed_before_start += 1
+                raise StarterCrashed(str(killed)) from None
+            finally:
+                self._invocation.starts_left = None
+            with self._lock:
+                self.crashed_after_start += 1
+            raise StarterCrashed(f"starter died after handing over {len(event['Records'])} records, before the ack")
+
+        return invoke_and_maybe_crash
+
+    @contextmanager
+    def counting_starts(self, starter_module: ModuleType) -> Iterator[None]:
+        """Let an armed crash fire before the StartExecution that would exceed its count."""
+        original: Callable[..., Any] = starter_module.start_execution
+
+        def start_execution(*args: Any, **kwargs: Any) -> Any:
+            left = getattr(self._invocation, "starts_left", None)
+            if left is not None:
+                if left <= 0:
+                    raise StarterKilled("starter died before StartExecution")
+                self._invocation.starts_left = left - 1
+            return original(*args, **kwargs)
+
+        starter_module.start_execution = start_execution
+        try:
+            yield
+        finally:
+            starter_module.start_execution = original
+
+
+@dataclass(frozen=True)
+class Fired:
+    event_id: str
+    state: str
+    how: How
+    execution_arn: str
+
+
+def _execution_of(env: Any) -> tuple[str, str | None]:
+    """The execution ARN and event_id of the environment a state is evaluated in."""
+    execution = env.states.context_object.context_object_data["Execution"]
+    document = execution.get("Input")
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError:
+            document = None
+    found = document.get("event_id") if isinstance(document, dict) else None
+    return execution["Id"], found if isinstance(found, str) else None
+
+
+def check_moto_shape() -> None:
+    """The moto internals the interrupts use (embedded.py pins moto's version; this names the parts)."""
+    needed = [
+        (CommonStateField, "_eval_body"),
+        *((Environment, n) for n in ("is_frame", "is_running", "set_timed_out")),
+    ]
+    missing = [f"{owner.__name__}.{name}" for owner, name in needed if not hasattr(owner, name)]
+    if missing:
+        raise RuntimeError(
+            f"moto changed shape: {', '.join(missing)} gone; re-check onceflow/devtools/schedules/hooks.py"
+        )
+
+
+class ExecutionInterrupts:
+    """Stop or time out the next execution of an event that enters a state (armed, one-shot)."""
+
+    def __init__(self, sfn: Any):
+        self._sfn = sfn
+        self._armed: list[tuple[str, str, How]] = []
+        self._lock = threading.Lock()
+        self.fired: list[Fired] = []
+
+    def arm(self, event_id: str, state: str, how: How) -> None:
+        with self._lock:
+            self._armed.append((event_id, state, how))
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._armed.clear()
+
+    @property
+    def pending(self) -> int:
+        return len(self._armed)
+
+    def _take(self, event_id: str | None, state: str) -> How | None:
+        with self._lock:
+            for index, (armed_event, armed_state, how) in enumerate(self._armed):
+                if armed_event == event_id and armed_state == state:
+                    del self._armed[index]
+                    return how
+        return None
+
+    def _act(self, env: Any, state: str) -> None:
+        arn, found = _execution_of(env)
+        how = self._take(found, state)
+        if how is None:
+            return
+        if how == "stop":
+            self._sfn.stop_execution(
+                executionArn=arn, error=STOP_ERROR, cause=f"stopped by an operator on entering {state!r}"
+            )
+        else:
+            env.set_timed_out()
+        self.fired.append(Fired(found or "", state, how, arn))
+
+    @contextmanager
+    def installed(self) -> Iterator[ExecutionInterrupts]:
+        check_moto_shape()
+        original = CommonStateField._eval_body
+        interrupts = self
+
+        def _eval_body(state: CommonStateField, env: Any) -> None:
+            if not env.is_frame():
+                interrupts._act(env, state.name)
+                if not env.is_running():
+                    return  # stopped or timed out on entering: the state never runs
+            original(state, env)
+
+        CommonStateField._eval_body = _eval_body  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            CommonStateField._eval_body = original  # type: ignore[method-assign]

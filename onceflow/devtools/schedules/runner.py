@@ -1,0 +1,274 @@
+"""Run a fault schedule through the real pipeline on the embedded AWS, recover, check invariants.
+
+Each run gets a fresh stack (the embedded AWS is reset and template.yaml deployed again), the real
+starter behind the emulated SQS event source (concurrency 1: batches in order; executions still
+run concurrently in the engine), the safety net and a notification inbox. Steps act as model.py
+describes. Then recovery, as an operator would do it after an incident, with every fault gone:
+
+1. process until quiet;
+2. the safety net delivers the status changes of executions that ended outside the dead-letter
+   path (stopped, timed out, uncaught errors) to the dead-letter queue;
+3. the dead-letter queue is redriven, except poison and payload conflicts, which need a person;
+4. repeat 1-3 until a redrive moves nothing (at most `recovery_rounds` times).
+
+Every wait is bounded (`process_timeout`). The outcome carries the violations found (see
+invariants.py) and what the run did, for the test's and the benchmark's reports.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import Counter
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
+from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
+from onceflow.devtools.schedules.model import (
+    ACTIVE_STEPS,
+    INTERRUPTIBLE_STATES,
+    CrashStarter,
+    Interrupt,
+    Open,
+    Process,
+    Recover,
+    Redeliver,
+    Schedule,
+    Send,
+    SendConflict,
+    SendPoison,
+    Step,
+    event_id,
+    order_body,
+)
+from onceflow.devtools.schedules.windows import FaultWindows
+from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.pipeline import LocalPipeline
+from onceflow.local.report import RunReport
+from onceflow.local.safety_net import SafetyNet, SafetyNetError, SweepReport
+from onceflow.local.stack import deploy
+from onceflow.ops.executions import ExecutionTimeout, stop_running
+from onceflow.ops.observe import drain, scan
+
+
+class ScheduleError(RuntimeError):
+    """The schedule could not be run as written (not an invariant violation)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    process_timeout: float = 60.0
+    recovery_rounds: int = 6
+    concurrency: int = 1
+
+
+@dataclass
+class RunStats:
+    messages_sent: int = 0
+    redeliveries: int = 0
+    redeliveries_skipped: int = 0  # nothing acknowledged yet to redeliver
+    starter_crashes: int = 0
+    interrupts_fired: Counter[str] = field(default_factory=Counter)  # "stop@Mark as sent" -> n
+    interrupts_unused: int = 0
+    faults_injected: Counter[str] = field(default_factory=Counter)
+    safety_net_routed: int = 0
+    redriven: int = 0
+    recovery_rounds: int = 0
+    executions_by_status: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+@dataclass
+class ScheduleOutcome:
+    schedule: Schedule
+    violations: list[str]
+    report: RunReport
+    stats: RunStats
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+    def summary(self) -> str:
+        verdict = "ok" if self.passed else f"{len(self.violations)} violations"
+        return f"{verdict}: {self.schedule.describe()}"
+
+
+class RetryingSafetyNet:
+    """The safety net as EventBridge delivers it: a delivery that fails (the dead-letter queue is
+    unreachable) is not lost but tried again at the next sweep (SafetyNet marks nothing reported
+    when PutEvents fails). Stands in for LocalPipeline's own, which sweeps whenever it is idle."""
+
+    def __init__(self, net: SafetyNet):
+        self.net = net
+        self.routed = 0
+        self.failed_deliveries = 0
+
+    def sweep(self) -> SweepReport:
+        try:
+            report = self.net.sweep()
+        except (ClientError, BotoCoreError, SafetyNetError):
+            self.failed_deliveries += 1
+            return SweepReport()
+        self.routed += len(report.routed)
+        return report
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.net, name)
+
+
+class _Run:
+    def __init__(self, aws: EmbeddedAws, options: RunOptions):
+        self.aws = aws
+        self.options = options
+        self.stack = deploy(aws.endpoint_url)
+        self.crashes = StarterCrashes()
+        self.pipeline = LocalPipeline(aws, self.stack, log_stream=io.StringIO(), invoke_wrapper=self.crashes.wrap)
+        self.pipeline.event_source.time_scale = 0.0
+        self.sfn = self.stack.client("stepfunctions")
+        self.interrupts = ExecutionInterrupts(self.stack.client("stepfunctions"))
+        self.windows = FaultWindows(self.stack.dead_letter_queue_url)
+        self.safety_net = RetryingSafetyNet(self.pipeline.safety_net)
+        self.pipeline.safety_net = self.safety_net  # type: ignore[assignment]
+        self.bodies: list[str] = []
+        self.stats = RunStats()
+        self._check_states()
+
+    def _check_states(self) -> None:
+        """Interruptible state names must exist in the deployed definition, or interrupts never fire."""
+        described = self.sfn.describe_state_machine(stateMachineArn=self.stack.state_machine_arn)
+        missing = set(INTERRUPTIBLE_STATES) - set(json.loads(described["definition"])["States"])
+        if missing:
+            raise ScheduleError(f"the state machine has no state(s) {sorted(missing)}: update schedules/model.py")
+
+    # --- steps -------------------------------------------------------------------------------
+    def send(self, bodies: list[str]) -> None:
+        self.pipeline.send(bodies)
+        self.bodies.extend(bodies)
+        self.stats.messages_sent += len(bodies)
+
+    def process(self) -> None:
+        self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
+
+    def redeliver(self, pick: int) -> None:
+        handled = self.pipeline.event_source.acknowledged_records
+        if not handled:
+            self.stats.redeliveries_skipped += 1
+            return
+        record = handled[pick % len(handled)]
+        self.stats.redeliveries += 1
+        with suppress(StarterCrashed):  # a crash on a duplicate: its original was handled (crashes are counted)
+            self.pipeline.event_source.invoke({"Records": [record]})
+        # Let what the redelivery started finish while this step's failure windows are open.
+        self.wait_until_no_execution_runs()
+
+    def wait_until_no_execution_runs(self) -> None:
+        deadline = time.monotonic() + self.options.process_timeout
+        while running := self.pipeline.running_executions():
+            if time.monotonic() > deadline:
+                raise ExecutionTimeout(f"{running} executions still running after {self.options.process_timeout}s")
+            time.sleep(0.01)
+
+    def recover_once(self) -> int:
+        """Safety net, then redrive (except poison and payload conflicts)."""
+        self.safety_net.sweep()
+        moved = redrive_transient(self.pipeline)
+        self.stats.redriven += moved
+        return moved
+
+    def apply(self, step: Step) -> None:
+        if isinstance(step, Send):
+            self.send([order_body(step.event)] * step.copies)
+        elif isinstance(step, SendConflict):
+            self.send([order_body(step.event, conflicting=True)])
+        elif isinstance(step, SendPoison):
+            kinds = poison_bodies(6)
+            self.send([kinds[step.poison % len(kinds)]])
+        elif isinstance(step, Redeliver):
+            self.redeliver(step.pick)
+        elif isinstance(step, CrashStarter):
+            self.crashes.arm(step.after_starts)
+        elif isinstance(step, Interrupt):
+            self.interrupts.arm(event_id(step.event), step.state, step.how)
+        elif isinstance(step, Open):
+            self.windows.open(step)
+        elif isinstance(step, Process):
+            self.process()
+        elif isinstance(step, Recover):
+            self.recover_once()
+        else:
+            raise ScheduleError(f"unknown step {step!r}")
+
+    # --- the whole run -----------------------------------------------------------------------
+    def run(self, schedule: Schedule) -> tuple[bool, list[str]]:
+        """Steps, then recovery; returns whether recovery converged and any bounded-wait failures."""
+        problems: list[str] = []
+        with ExitStack() as scope:
+            scope.enter_context(self.interrupts.installed())
+            scope.enter_context(self.crashes.counting_starts(self.pipeline.starter.module))
+            scope.enter_context(self.windows)
+            try:
+                for step in schedule.steps:
+                    self.apply(step)
+                    if isinstance(step, ACTIVE_STEPS):
+                        self.windows.tick()
+            except ExecutionTimeout as timeout:
+                problems.append(f"a step did not finish in time: {timeout}")
+            finally:
+                self.windows.close_all()
+                self.stats.interrupts_unused = self.interrupts.pending
+                self.crashes.disarm()
+                self.interrupts.disarm()
+            converged = False
+            try:
+                self.process()
+                for _ in range(self.options.recovery_rounds):
+                    self.stats.recovery_rounds += 1
+                    if self.recover_once() == 0:
+                        converged = True
+                        break
+                    self.process()
+            except ExecutionTimeout as timeout:
+                problems.append(f"recovery did not finish in time: {timeout}")
+        self.stats.starter_crashes += self.crashes.crashed_before_start + self.crashes.crashed_after_start
+        self.stats.interrupts_fired.update(f"{f.how}@{f.state}" for f in self.interrupts.fired)
+        self.stats.faults_injected.update(self.windows.injected)
+        self.stats.safety_net_routed = self.safety_net.routed
+        return converged, problems
+
+    def evidence(self, converged: bool) -> Evidence:
+        dynamodb, sqs = self.stack.client("dynamodb"), self.stack.client("sqs")
+        running = self.pipeline.running_executions()
+        executions = self.pipeline.executions() if not running else []
+        self.stats.executions_by_status.update(e.status for e in executions)
+        return Evidence(
+            expectations=[expectation_for(body, i) for i, body in enumerate(self.bodies)],
+            state_records=scan(dynamodb, self.stack.processed_events_table),
+            business_rows=scan(dynamodb, self.stack.order_records_table),
+            notifications=list(self.pipeline.inbox.collect()),
+            dead_letters=drain(sqs, self.stack.dead_letter_queue_url, delete=False),
+            executions=executions,
+            running_executions=running,
+            recovery_converged=converged,
+        )
+
+
+def run_schedule(aws: EmbeddedAws, schedule: Schedule, options: RunOptions | None = None) -> ScheduleOutcome:
+    """Run `schedule` on a fresh stack of `aws` (reset first) and judge the invariants."""
+    began = time.monotonic()
+    aws.reset()
+    run = _Run(aws, options or RunOptions())
+    try:
+        converged, problems = run.run(schedule)
+        evidence = run.evidence(converged)
+    finally:
+        stop_running(run.sfn, [run.stack.state_machine_arn])
+    report, violations = check(evidence, NOT_REDRIVEN)
+    run.stats.seconds = time.monotonic() - began
+    return ScheduleOutcome(schedule, problems + violations, report, run.stats)

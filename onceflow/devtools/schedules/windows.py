@@ -1,0 +1,82 @@
+"""Failure windows of a schedule: counted faults (onceflow.local.faults) opened and closed by steps.
+
+Faults patch moto backend methods and restore them on exit, so two windows on the same method must
+nest. A window opened while another one on the same method is open closes that one first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from onceflow.devtools.schedules.model import Open
+from onceflow.local import faults
+
+
+def _fault(spec: Open, dead_letter_queue_name: str) -> tuple[str, AbstractContextManager[faults.Fault]]:
+    """The method a window patches (its target) and the fault's context manager."""
+    if spec.fault == "sns_publish":
+        return "sns.publish", faults.sns_publish_failures(times=spec.times)
+    if spec.fault == "record_throttled":
+        return "dynamodb.transact_write_items", faults.dynamodb_throttling(times=spec.times)
+    if spec.fault == "record_conflict":
+        return "dynamodb.transact_write_items", faults.dynamodb_transaction_conflicts(times=spec.times)
+    if spec.fault == "mark_sent_throttled":
+        return "dynamodb.update_item", faults.dynamodb_throttling(times=spec.times, operation="update_item")
+    if spec.fault == "start_execution":
+        return "stepfunctions.start_execution", faults.start_execution_failures(times=spec.times)
+    if spec.fault == "dead_letter_send":
+        return "sqs.send_message", faults.sqs_send_failures(dead_letter_queue_name, times=spec.times)
+    raise ValueError(f"unknown fault {spec.fault!r}")
+
+
+@dataclass
+class _OpenWindow:
+    spec: Open
+    target: str
+    manager: AbstractContextManager[faults.Fault]
+    fault: faults.Fault
+    steps_left: int
+
+
+class FaultWindows:
+    def __init__(self, dead_letter_queue_url: str):
+        self._dead_letter_queue_name = dead_letter_queue_url.rstrip("/").rsplit("/", 1)[-1]
+        self._open: list[_OpenWindow] = []
+        self.injected: Counter[str] = Counter()  # fault name -> failures injected
+        self.opened: Counter[str] = Counter()
+
+    def open(self, spec: Open) -> None:
+        target, manager = _fault(spec, self._dead_letter_queue_name)
+        for window in [w for w in self._open if w.target == target]:
+            self._close(window)
+        fault = manager.__enter__()
+        self._open.append(_OpenWindow(spec, target, manager, fault, spec.steps))
+        self.opened[spec.fault] += 1
+
+    def tick(self) -> None:
+        """A step that ran the pipeline went by: close the windows whose steps are over."""
+        for window in list(self._open):
+            window.steps_left -= 1
+            if window.steps_left <= 0:
+                self._close(window)
+
+    def is_open(self, fault: str) -> bool:
+        return any(w.spec.fault == fault and w.fault.open for w in self._open)
+
+    def close_all(self) -> None:
+        for window in reversed(list(self._open)):
+            self._close(window)
+
+    def _close(self, window: _OpenWindow) -> None:
+        self._open.remove(window)
+        window.manager.__exit__(None, None, None)
+        self.injected[window.spec.fault] += window.fault.injected
+
+    def __enter__(self) -> FaultWindows:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close_all()

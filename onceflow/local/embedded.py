@@ -1,0 +1,231 @@
+"""The embedded AWS: moto in server mode on a loopback port, Step Functions execution on.
+
+Plain boto3 clients, the AWS CLI and the tests talk to it with an endpoint URL. Two things are
+added to moto, both patched in one place here and checked against the pinned moto version:
+
+- every request is handled under one lock, because moto's backends are not thread-safe
+  (concurrent executions corrupt dictionaries, and a cancelled transaction's rollback restores a
+  whole-table snapshot that silently undoes other executions' writes);
+- Retry and Wait delays are scaled by `time_scale` (0 in tests: no real sleeping) and recorded,
+  so tests can assert the backoff that was asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import moto
+import requests
+from moto.moto_server import threaded_moto_server
+from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
+from werkzeug.serving import make_server
+
+from onceflow.local import mocking
+from onceflow.local.engine import speedups as engine_speedups
+
+PINNED_MOTO_VERSION = "5.2.5"
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"
+
+
+class EmbeddedAwsError(RuntimeError):
+    pass
+
+
+def _check_moto_shape() -> None:
+    if moto.__version__ != PINNED_MOTO_VERSION:
+        raise EmbeddedAwsError(
+            f"onceflow patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
+            "install the pinned version (pip install -e .) or re-check the patches in onceflow/local/embedded.py"
+        )
+    expected = [
+        (threaded_moto_server, "DomainDispatcherApplication"),
+        (threaded_moto_server, "create_backend_app"),
+        (threaded_moto_server, "MotoRequestHandler"),
+        (retrier_decl, "time"),
+        (wait_function.WaitFunction, "_wait_interval"),
+        (engine_speedups.execution_worker, "AmazonStateLanguageParser"),
+        (engine_speedups.dynamodb_models, "copy"),
+        (engine_speedups.dynamodb_models.DynamoDBBackend, "transact_write_items"),
+        *((importlib.import_module(name), "boto_client_for") for name in engine_speedups.INTEGRATION_MODULES),
+    ]
+    for owner, name in expected:
+        if not hasattr(owner, name):
+            raise EmbeddedAwsError(
+                f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/local/embedded.py"
+            )
+
+
+class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
+    def log_request(self, code: Any = "-", size: Any = "-") -> None:
+        pass
+
+
+class _SerializedApp:
+    """WSGI wrapper: one request at a time, body fully produced inside the lock."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]):
+        self._app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        with self.lock:
+            return list(self._app(environ, start_response))
+
+
+@dataclass
+class DelayClock:
+    """Replaces the sleeps of Retry and Wait: scaled, recorded, interruptible by the engine."""
+
+    time_scale: float = 0.0
+    retry_delays: list[float] = field(default_factory=list)
+    wait_seconds: list[float] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sleep(self, seconds: float) -> None:  # stands in for time.sleep in moto's retrier
+        with self._lock:
+            self.retry_delays.append(seconds)
+        if self.time_scale > 0:
+            time.sleep(seconds * self.time_scale)
+
+    def wait(self, env: Any, seconds: float) -> None:
+        with self._lock:
+            self.wait_seconds.append(seconds)
+        if seconds > 0:
+            # Waiting on the engine's event lets StopExecution interrupt the wait, as moto does.
+            env.program_state_event.wait(seconds * self.time_scale if self.time_scale > 0 else 0)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.retry_delays.clear()
+            self.wait_seconds.clear()
+
+
+class _TimeModule:
+    """What moto's retrier sees as `time`: only sleep goes through the clock."""
+
+    def __init__(self, clock: DelayClock):
+        self._clock = clock
+
+    def sleep(self, seconds: float) -> None:
+        self._clock.sleep(seconds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class EmbeddedAws:
+    """A moto server in this process. Use as a context manager or call start()/stop()."""
+
+    def __init__(self, port: int | None = None, time_scale: float = 0.0, speedups: bool = True):
+        _check_moto_shape()
+        self.port = port or free_port()
+        self.clock = DelayClock(time_scale=time_scale)
+        self.speedups = speedups
+        self._app: _SerializedApp | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._saved_patches: list[tuple[Any, str, Any]] = []
+        self._previous_moto_port: str | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def lock(self) -> threading.Lock:
+        assert self._app is not None, "start() first"
+        return self._app.lock
+
+    def environment(self) -> dict[str, str]:
+        """What a boto3 client or the AWS CLI needs to talk to this endpoint."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }
+
+    def start(self) -> EmbeddedAws:
+        # Step Functions service integrations call back to localhost:$MOTO_PORT.
+        self._previous_moto_port = os.environ.get("MOTO_PORT")
+        os.environ["MOTO_PORT"] = str(self.port)
+        self._patch(retrier_decl, "time", _TimeModule(self.clock))
+        clock = self.clock
+        self._patch(
+            wait_function.WaitFunction,
+            "_wait_interval",
+            lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
+        )
+        if self.speedups:
+            for owner, name, replacement in engine_speedups.all_speedups():
+                self._patch(owner, name, replacement)
+        # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
+        for owner, name, replacement in mocking.moto_patches():
+            self._patch(owner, name, replacement)
+        self._app = _SerializedApp(
+            threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)
+        )
+        self._server = make_server(
+            "127.0.0.1", self.port, self._app, threaded=True, request_handler=_QuietRequestHandler
+        )
+        self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
+        self._thread.start()
+        # moto's backends are process-wide: a new endpoint starts from an empty account.
+        self.reset()
+        return self
+
+    def configure(self) -> None:
+        """Turn on Step Functions execution (a reset turns it off again)."""
+        response = requests.post(
+            f"{self.endpoint_url}/moto-api/config",
+            json={"stepfunctions": {"execute_state_machine": True}},
+            timeout=10,
+        )
+        response.raise_for_status()
+
+    def reset(self) -> None:
+        """Forget every resource (stop running executions first) and configure again."""
+        requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
+        self.configure()
+        self.clock.reset()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        for owner, name, original in reversed(self._saved_patches):
+            setattr(owner, name, original)
+        self._saved_patches.clear()
+        if self._previous_moto_port is None:
+            os.environ.pop("MOTO_PORT", None)
+        else:
+            os.environ["MOTO_PORT"] = self._previous_moto_port
+        self._server = None
+
+    def _patch(self, owner: Any, name: str, value: Any) -> None:
+        self._saved_patches.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    def __enter__(self) -> EmbeddedAws:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

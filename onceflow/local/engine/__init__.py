@@ -1,0 +1,1 @@
+"""Patches of moto's Step Functions and DynamoDB engines, each checked against the pinned moto."""

@@ -1,0 +1,238 @@
+"""Step Functions Local's mocked service integrations on moto's Step Functions engine.
+
+moto 5.2.5 carries the interpreter side of LocalStack's port (a mocked Task evaluates a `Return` or
+`Throw` instead of calling the service), but its backend never reads a mock configuration: starting
+`stateMachineArn#TestCase` fails with StateMachineDoesNotExist. Three small patches switch it on, each
+checked against the pinned moto version before it is applied:
+
+1. `StepFunctionsParserBackend.start_execution`: a `#TestCase` suffix selects a test case of the file named
+   by SFN_MOCK_CONFIG (the variable Step Functions Local reads). The file is read and validated against the
+   state machine's definition on every such start, so an edit is picked up and a broken file is an error
+   of that StartExecution call, not a silently unmocked run.
+2. `Execution._get_start_execution_worker`: hands the test case to the execution's worker (moto's backend
+   does not pass it on).
+3. `Environment.get_current_mocked_response`: moto indexes mocked responses by the state's RetryCount,
+   which restarts at 0 every time the state is entered again (a loop back to it, a Map iteration).
+   Step Functions Local keeps one invocation counter per state per execution, retries included; so
+   does this patch.
+
+States a test case does not name run for real against the embedded services (hybrid).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import moto
+from moto.stepfunctions.exceptions import InvalidName, ValidationException
+from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.backend.execution import Execution
+from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+from moto.stepfunctions.parser.mocking import mock_config as moto_mock_config
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+from onceflow.local.mocking.errors import MockConfigError, MockedResponsesExhausted
+from onceflow.local.mocking.loader import load_mock_config
+from onceflow.local.mocking.model import MockTestCase, Return
+
+SFN_MOCK_CONFIG = "SFN_MOCK_CONFIG"
+_MARK = "_onceflow_mocked_integrations"
+
+
+class MotoShapeError(RuntimeError):
+    pass
+
+
+def check_moto_shape() -> None:
+    """Fail loudly if moto is not the version, or no longer has the shape, these patches were written for."""
+    from onceflow.local.embedded import PINNED_MOTO_VERSION  # imported late: embedded.py may import this module
+
+    if moto.__version__ != PINNED_MOTO_VERSION:
+        raise MotoShapeError(
+            f"onceflow.local.mocking patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
+            "install the pinned version or re-check onceflow/local/mocking/moto_engine.py"
+        )
+    expected: list[tuple[Any, str, tuple[str, ...]]] = [
+        (
+            StepFunctionsParserBackend,
+            "start_execution",
+            ("state_machine_arn", "name", "execution_input", "trace_header"),
+        ),
+        (StepFunctionsParserBackend, "describe_state_machine", ("arn",)),
+        (Execution, "_get_start_execution_worker", ()),
+        (ExecutionWorker, "__init__", ("mock_test_case",)),
+        (Environment, "__init__", ("mock_test_case",)),
+        (Environment, "get_current_mocked_response", ()),
+        (Environment, "is_mocked_mode", ()),
+        (
+            moto_mock_config.MockTestCase,
+            "__init__",
+            ("state_machine_name", "test_case_name", "state_mocked_responses_list"),
+        ),
+        (moto_mock_config.StateMockedResponses, "__init__", ("state_name", "mocked_response_name", "mocked_responses")),
+        (moto_mock_config.MockedResponseReturn, "__init__", ("range_start", "range_end", "payload")),
+        (moto_mock_config.MockedResponseThrow, "__init__", ("range_start", "range_end", "error", "cause")),
+    ]
+    for owner, name, parameters in expected:
+        function = getattr(owner, name, None)
+        missing = [] if function is None else [p for p in parameters if p not in inspect.signature(function).parameters]
+        if function is None or missing:
+            raise MotoShapeError(
+                f"moto changed shape: {owner.__name__}.{name} is gone or lost {missing}; "
+                "re-check onceflow/local/mocking/moto_engine.py"
+            )
+
+
+class ExecutionMocks(moto_mock_config.MockTestCase):
+    """One execution's test case, in moto's form, with Step Functions Local's per-state invocation counter."""
+
+    def __init__(self, case: MockTestCase):
+        super().__init__(
+            state_machine_name=case.state_machine,
+            test_case_name=case.name,
+            state_mocked_responses_list=[
+                moto_mock_config.StateMockedResponses(
+                    state_name=state,
+                    mocked_response_name=response.name,
+                    mocked_responses=[
+                        moto_mock_config.MockedResponseReturn(r.first, r.last, r.outcome.payload)
+                        if isinstance(r.outcome, Return)
+                        else moto_mock_config.MockedResponseThrow(r.first, r.last, r.outcome.error, r.outcome.cause)
+                        for r in response.ranges
+                    ],
+                )
+                for state, response in case.states.items()
+            ],
+        )
+        self.case = case
+        self._lock = threading.Lock()
+        self._invocations: dict[str, int] = {}
+
+    def next_response(self, state: str) -> moto_mock_config.MockedResponse:
+        with self._lock:
+            invocation = self._invocations.get(state, 0)
+            self._invocations[state] = invocation + 1
+        responses = self.state_mocked_responses[state]
+        if invocation >= len(responses.mocked_responses):
+            raise MockedResponsesExhausted(
+                f"mock test case {self.case.name!r}: state {state!r} was invoked a {_ordinal(invocation + 1)} time "
+                f"(invocation {invocation}) but its mocked response {responses.mocked_response_name!r} answers only "
+                f"invocations 0-{len(responses.mocked_responses) - 1}"
+            )
+        return responses.mocked_responses[invocation]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+class _Pending(threading.local):
+    mocks: ExecutionMocks | None = None
+
+
+_pending = _Pending()
+
+
+def _test_case_for(backend: StepFunctionsParserBackend, state_machine_arn: str, test_case: str) -> ExecutionMocks:
+    state_machine = backend.describe_state_machine(state_machine_arn)
+    config_path = os.environ.get(SFN_MOCK_CONFIG)
+    if not config_path:
+        raise ValidationException(
+            f"{state_machine_arn}#{test_case} asks for the mocked test case {test_case!r}, but {SFN_MOCK_CONFIG} "
+            "does not name a mock configuration file"
+        )
+    try:
+        config = load_mock_config(Path(config_path), state_machine.definition, state_machine.name)
+        return ExecutionMocks(config.test_case(state_machine.name, test_case))
+    except MockConfigError as error:
+        if set(error.rules) <= {"test-case-exists", "state-machine-exists"}:
+            raise InvalidName(str(error)) from None
+        raise ValidationException(str(error)) from None
+
+
+def _wrap_start_execution(original: Any) -> Any:
+    def start_execution(
+        self: StepFunctionsParserBackend,
+        state_machine_arn: str,
+        name: str | None = None,
+        execution_input: str | None = None,
+        trace_header: str | None = None,
+    ) -> Any:
+        base_arn, hash_sign, test_case = state_machine_arn.partition("#")
+        if not hash_sign:
+            return original(self, state_machine_arn, name, execution_input, trace_header)
+        _pending.mocks = _test_case_for(self, base_arn, test_case)
+        try:
+            return original(self, base_arn, name, execution_input, trace_header)
+        finally:
+            _pending.mocks = None
+
+    setattr(start_execution, _MARK, True)
+    return start_execution
+
+
+def _wrap_start_execution_worker(original: Any) -> Any:
+    def _get_start_execution_worker(self: Execution) -> ExecutionWorker:
+        worker = original(self)
+        if _pending.mocks is not None:
+            worker._mock_test_case = _pending.mocks
+        return worker
+
+    return _get_start_execution_worker
+
+
+def _wrap_get_current_mocked_response(original: Any) -> Any:
+    def get_current_mocked_response(self: Environment) -> moto_mock_config.MockedResponse:
+        mocks = self.mock_test_case
+        if isinstance(mocks, ExecutionMocks) and self.next_state_name in mocks.state_mocked_responses:
+            return mocks.next_response(self.next_state_name)
+        return original(self)
+
+    return get_current_mocked_response
+
+
+def moto_patches() -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, replacement) for each patch; apply them with setattr and restore the originals after.
+    Checks moto's version and shape first."""
+    check_moto_shape()
+    return [
+        (
+            StepFunctionsParserBackend,
+            "start_execution",
+            _wrap_start_execution(StepFunctionsParserBackend.start_execution),
+        ),
+        (Execution, "_get_start_execution_worker", _wrap_start_execution_worker(Execution._get_start_execution_worker)),
+        (
+            Environment,
+            "get_current_mocked_response",
+            _wrap_get_current_mocked_response(Environment.get_current_mocked_response),
+        ),
+    ]
+
+
+def is_enabled() -> bool:
+    return bool(getattr(StepFunctionsParserBackend.start_execution, _MARK, False))
+
+
+@contextmanager
+def mocked_integrations() -> Iterator[None]:
+    """Switch mocked integrations on for the duration (a no-op if something already did, e.g. EmbeddedAws)."""
+    if is_enabled():
+        yield
+        return
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for owner, name, replacement in moto_patches():
+            saved.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, replacement)
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)

@@ -1,0 +1,164 @@
+"""What happened in a run, read back from the stack, and R1–R3 judged on that evidence."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from onceflow.ops.executions import ExecutionResult
+from onceflow.ops.observe import QueuedMessage
+
+RECORD_STATE = "Record event and order"
+
+PATH_NEW = "new"
+PATH_RESUMED = "resumed from pending"
+PATH_ALREADY_SENT = "already sent"
+PATH_CONFLICT = "payload conflict"
+PATH_DEAD_LETTERED = "dead-lettered"
+PATH_OTHER = "other"
+
+
+def path_kind(execution: ExecutionResult) -> str:
+    path = execution.path
+    if "Describe payload conflict" in path:
+        return PATH_CONFLICT
+    if path and path[-1] == "Dead-lettered":
+        return PATH_DEAD_LETTERED
+    if path and path[-1] == "Already sent":
+        return PATH_ALREADY_SENT
+    if path and path[-1] == "Done":
+        return PATH_RESUMED if "Look up earlier record" in path else PATH_NEW
+    return PATH_OTHER
+
+
+def successful_records(execution: ExecutionResult) -> int:
+    """How many times this execution's Record transaction succeeded (0 or 1 if R2 holds)."""
+    return execution.count_in_state("TaskSucceeded", RECORD_STATE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    passed: bool
+    evidence: str
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunReport:
+    messages_sent: int
+    unique_events: int
+    business_rows: int
+    notifications: int
+    notified_events: int
+    duplicate_notifications: int
+    dead_letters_by_reason: dict[str, int]
+    executions_by_path: dict[str, int]
+    executions: int
+    verdicts: list[Verdict]
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the producer sent, so the report can account for every message."""
+
+    event_id: str | None  # None: not JSON or no event_id (poison)
+    payload_hash: str | None
+    body: str
+
+
+def build_report(
+    sent: list[Expectation],
+    state_records: list[dict[str, Any]],
+    business_rows: list[dict[str, Any]],
+    notifications: list[QueuedMessage],
+    dead_letters: list[QueuedMessage],
+    executions: list[ExecutionResult],
+) -> RunReport:
+    states = {r["event_id"]: r for r in state_records}
+    rows = {r["order_id"]: r for r in business_rows}
+    notified = Counter(m.attributes.get("event_id", "") for m in notifications)
+    dead_by_body: dict[str, list[QueuedMessage]] = {}
+    for message in dead_letters:
+        dead_by_body.setdefault(message.body, []).append(message)
+    records_per_event: Counter[str] = Counter()
+    for execution in executions:
+        records_per_event[execution.input.get("event_id", "")] += successful_records(execution)
+
+    # R1: every message is either processed (its event sent, with this payload) or dead-lettered with a reason.
+    lost = []
+    processed_messages = dead_lettered_messages = 0
+    for message in sent:
+        state = states.get(message.event_id or "")
+        if (
+            state
+            and state["status"] == "sent"
+            and state["payload_hash"] == message.payload_hash
+            and message.event_id in rows
+        ):
+            processed_messages += 1
+        elif any(d.attributes.get("error") for d in dead_by_body.get(message.body, [])):
+            dead_lettered_messages += 1
+        else:
+            lost.append(f"{message.event_id or message.body[:40]!r}: neither sent nor dead-lettered with a reason")
+    r1 = Verdict(
+        "R1 nothing is lost",
+        not lost,
+        f"{processed_messages} of {len(sent)} messages processed, {dead_lettered_messages} dead-lettered with a reason, "
+        f"{len(lost)} unaccounted",
+        lost[:10],
+    )
+
+    # R2: one successful Record transaction per event, and the business row is the one it wrote.
+    twice = [f"{event_id}: recorded {n} times" for event_id, n in records_per_event.items() if n > 1]
+    overwritten = [
+        f"{event_id}: business row written by {rows[event_id].get('execution_arn')} "
+        f"but state recorded by {state.get('execution_arn')}"
+        for event_id, state in states.items()
+        if event_id in rows and rows[event_id].get("execution_arn") != state.get("execution_arn")
+    ]
+    orphans = [f"{order_id}: business row without state record" for order_id in rows if order_id not in states]
+    r2 = Verdict(
+        "R2 database written exactly once",
+        not (twice or overwritten or orphans),
+        f"{sum(records_per_event.values())} successful Record transactions for {len(records_per_event)} events "
+        f"seen by executions; {len(rows)} business rows, {len(overwritten)} overwritten, {len(orphans)} orphaned",
+        (twice + overwritten + orphans)[:10],
+    )
+
+    # R3: every event marked sent has at least one notification.
+    sent_events = [event_id for event_id, state in states.items() if state["status"] == "sent"]
+    unnotified = [f"{event_id}: sent but never notified" for event_id in sent_events if not notified.get(event_id)]
+    r3 = Verdict(
+        "R3 notification at least once",
+        not unnotified and bool(sent_events),
+        f"{len(sent_events) - len(unnotified)} of {len(sent_events)} sent events notified; "
+        f"{sum(notified.values())} notifications ({sum(n - 1 for n in notified.values() if n > 1)} duplicates)",
+        unnotified[:10],
+    )
+
+    return RunReport(
+        messages_sent=len(sent),
+        unique_events=len({m.event_id for m in sent if m.event_id}),
+        business_rows=len(rows),
+        notifications=sum(notified.values()),
+        notified_events=len(notified),
+        duplicate_notifications=sum(n - 1 for n in notified.values() if n > 1),
+        dead_letters_by_reason=dict(Counter(m.attributes.get("error", "(no reason)") for m in dead_letters)),
+        executions_by_path=dict(Counter(path_kind(e) for e in executions)),
+        executions=len(executions),
+        verdicts=[r1, r2, r3],
+    )
+
+
+def report_as_dict(report: RunReport) -> dict[str, Any]:
+    data = {k: v for k, v in report.__dict__.items() if k != "verdicts"}
+    data["verdicts"] = [v.__dict__ for v in report.verdicts]
+    data["passed"] = report.passed
+    return json.loads(json.dumps(data))

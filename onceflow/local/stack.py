@@ -1,0 +1,225 @@
+"""Deploy template.yaml onto the embedded AWS: moto CloudFormation for the data resources,
+the real ASL file (substitutions resolved) for the state machine."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.template import LocalPlan, plan_local_stack
+
+DEFAULT_STACK_NAME = "onceflow-local"
+_NO_VALUE = "AWS::NoValue"
+
+
+class StackError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class EventSourceSettings:
+    """The SQS event source mapping's behaviour, as the template configures it."""
+
+    batch_size: int
+    batching_window_seconds: float
+    maximum_concurrency: int
+    visibility_timeout: int
+    max_receive_count: int | None
+
+
+@dataclass(frozen=True)
+class LocalStack:
+    endpoint_url: str
+    stack_name: str
+    outputs: dict[str, str]
+    source_queue_url: str
+    dead_letter_queue_url: str
+    state_machine_arn: str
+    processed_events_table: str
+    order_records_table: str
+    notification_topic_arn: str
+    starter_code_dir: Path
+    starter_handler: str
+    starter_timeout: int
+    starter_environment: dict[str, str]
+    event_source: EventSourceSettings
+    definition_path: Path
+    substitutions: dict[str, str] = field(default_factory=dict)
+    # boto3 client name -> endpoint URL, for services that are not at `endpoint_url` (external endpoints).
+    service_endpoints: dict[str, str] = field(default_factory=dict)
+
+    def client(self, service: str) -> Any:
+        return client(self.service_endpoints.get(service, self.endpoint_url), service)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "endpoint_url": self.endpoint_url,
+            "source_queue_url": self.source_queue_url,
+            "dead_letter_queue_url": self.dead_letter_queue_url,
+            "state_machine_arn": self.state_machine_arn,
+            "processed_events_table": self.processed_events_table,
+            "order_records_table": self.order_records_table,
+            "notification_topic_arn": self.notification_topic_arn,
+        }
+
+
+def client(endpoint_url: str, service: str) -> Any:
+    return boto3.client(
+        service,
+        endpoint_url=endpoint_url,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def render_definition(definition_path: Path, substitutions: dict[str, str]) -> str:
+    """DefinitionSubstitutions, applied as CloudFormation applies them: `${Key}` text replaced."""
+    text = definition_path.read_text()
+    for key, value in substitutions.items():
+        text = text.replace("${" + key + "}", value)
+    json.loads(text)  # fail here, not inside the engine, if the result is not JSON
+    return text
+
+
+def _wait_for_stack(cloudformation: Any, stack_name: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+        status = stack["StackStatus"]
+        if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
+            return stack
+        if "FAILED" in status or "ROLLBACK" in status:
+            events = cloudformation.describe_stack_events(StackName=stack_name)["StackEvents"][:5]
+            reasons = [f"{e['LogicalResourceId']}: {e.get('ResourceStatusReason', '')}" for e in events]
+            raise StackError(f"stack {stack_name} ended {status}: {reasons}")
+        if time.monotonic() > deadline:
+            raise StackError(f"stack {stack_name} still {status} after {timeout}s")
+        time.sleep(0.1)
+
+
+def _apply_what_moto_cloudformation_skips(endpoint_url: str, plan: LocalPlan) -> None:
+    """moto's CloudFormation ignores a table's TimeToLiveSpecification; apply it through the API."""
+    dynamodb = client(endpoint_url, "dynamodb")
+    cloudformation = client(endpoint_url, "cloudformation")
+    physical = {
+        r["LogicalResourceId"]: r["PhysicalResourceId"]
+        for r in cloudformation.list_stack_resources(StackName=plan.stack_name)["StackResourceSummaries"]
+    }
+    for logical_id, resource in plan.cloudformation["Resources"].items():
+        ttl = resource.get("Properties", {}).get("TimeToLiveSpecification")
+        if resource["Type"] == "AWS::DynamoDB::Table" and ttl and ttl.get("Enabled"):
+            dynamodb.update_time_to_live(
+                TableName=physical[logical_id],
+                TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+            )
+
+
+def deploy(
+    endpoint_url: str,
+    stack_name: str = DEFAULT_STACK_NAME,
+    parameter_overrides: dict[str, Any] | None = None,
+) -> LocalStack:
+    """Create the stack from template.yaml on the endpoint and return where everything is."""
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
+    cloudformation = client(endpoint_url, "cloudformation")
+    # moto's CloudFormation skips types it cannot create (alarms, dashboards, queue policies) with
+    # a UserWarning each, from its server thread; they have no effect on the local run.
+    warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+    cloudformation.create_stack(
+        StackName=stack_name,
+        TemplateBody=json.dumps(plan.cloudformation),
+        Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameter_overrides or {}).items()],
+        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+    )
+    outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
+    _apply_what_moto_cloudformation_skips(endpoint_url, plan)
+    substitutions = definition_substitutions(plan, outputs)
+    client(endpoint_url, "stepfunctions").create_state_machine(
+        name=plan.state_machine_name,
+        definition=render_definition(plan.state_machine.definition_path, substitutions),
+        roleArn=outputs["LocalStateMachineRoleArn"],
+        type=outputs.get("LocalStateMachineType", "STANDARD"),
+    )
+    return build_local_stack(endpoint_url, plan, outputs)
+
+
+def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStack:
+    """Find a stack that `deploy` made earlier on a running endpoint (e.g. `onceflow start`)."""
+    cloudformation = client(endpoint_url, "cloudformation")
+    try:
+        described = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+    except cloudformation.exceptions.ClientError as error:
+        raise StackError(f"no local stack {stack_name!r} at {endpoint_url}: start one with `onceflow start`") from error
+    parameters = {p["ParameterKey"]: p["ParameterValue"] for p in described.get("Parameters", [])}
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameters)
+    return build_local_stack(endpoint_url, plan, _outputs(described))
+
+
+def _outputs(described: dict[str, Any]) -> dict[str, str]:
+    return {
+        o["OutputKey"]: o["OutputValue"]
+        for o in described.get("Outputs", [])
+        if o.get("OutputValue") not in (None, _NO_VALUE)
+    }
+
+
+def definition_substitutions(plan: LocalPlan, outputs: dict[str, str]) -> dict[str, str]:
+    return {
+        key: outputs["LocalSub" + "".join(c for c in key if c.isalnum())]
+        for key in plan.state_machine.substitution_keys
+    }
+
+
+def build_local_stack(
+    endpoint_url: str,
+    plan: LocalPlan,
+    outputs: dict[str, str],
+    service_endpoints: dict[str, str] | None = None,
+    state_machine_arn: str | None = None,
+) -> LocalStack:
+    environment = {key[len("LocalEnv") :]: value for key, value in outputs.items() if key.startswith("LocalEnv")}
+    service_endpoints = service_endpoints or {}
+    sqs = client(service_endpoints.get("sqs", endpoint_url), "sqs")
+    source_queue_url = outputs["SourceQueueUrl"]
+    queue = sqs.get_queue_attributes(QueueUrl=source_queue_url, AttributeNames=["All"])["Attributes"]
+    redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
+    return LocalStack(
+        endpoint_url=endpoint_url,
+        stack_name=plan.stack_name,
+        outputs={k: v for k, v in outputs.items() if not k.startswith("Local")},
+        source_queue_url=source_queue_url,
+        dead_letter_queue_url=outputs["DeadLetterQueueUrl"],
+        state_machine_arn=state_machine_arn
+        or f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{plan.state_machine_name}",
+        processed_events_table=outputs["ProcessedEventsTableName"],
+        order_records_table=outputs["OrderRecordsTableName"],
+        notification_topic_arn=outputs["NotificationTopicArn"],
+        starter_code_dir=plan.function.code_dir,
+        starter_handler=plan.function.handler,
+        starter_timeout=plan.function.timeout,
+        starter_environment=environment_names(plan, environment),
+        event_source=EventSourceSettings(
+            batch_size=int(outputs.get("LocalEsmBatchSize", 10)),
+            batching_window_seconds=float(outputs.get("LocalEsmMaximumBatchingWindowInSeconds", 0)),
+            maximum_concurrency=int(outputs.get("LocalEsmMaximumConcurrency", 1000)),
+            visibility_timeout=int(queue.get("VisibilityTimeout", 30)),
+            max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
+        ),
+        definition_path=plan.state_machine.definition_path,
+        substitutions=definition_substitutions(plan, outputs),
+        service_endpoints=dict(service_endpoints),
+    )
+
+
+def environment_names(plan: LocalPlan, squashed: dict[str, str]) -> dict[str, str]:
+    """Output keys lose underscores; map them back to the template's variable names."""
+    names = plan.function_environment_names
+    return {name: squashed[key] for key, name in names.items() if key in squashed}

@@ -1,0 +1,236 @@
+"""template.yaml, read once: translated to CloudFormation by aws-sam-translator.
+
+The local stack is made from this translation, not from a second list of resources. The parts
+that moto cannot run as AWS would (the Lambda function and its SQS event source mapping, and the
+state machine, which moto's CloudFormation creates without execution support) are taken out and
+emulated; every reference to them is replaced by the name or ARN the emulation will use, and
+what the emulation needs from them (environment, batch settings, definition substitutions) is
+added as stack outputs, so moto's CloudFormation resolves every intrinsic function for us.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from samtranslator.translator.managed_policy_translator import ManagedPolicyLoader
+from samtranslator.translator.transform import transform
+from samtranslator.yaml_helper import yaml_parse
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_PATH = PROJECT_ROOT / "template.yaml"
+EMULATED_TYPES = {
+    "AWS::Lambda::Function",
+    "AWS::Lambda::EventSourceMapping",
+    "AWS::Lambda::Permission",
+    "AWS::StepFunctions::StateMachine",
+}
+# Placeholders for local paths that aws-sam-translator wants as S3 URIs (sam package does the same).
+_PACKAGED_PLACEHOLDER = "s3://onceflow-local-artifacts/{}"
+
+
+class TemplateError(RuntimeError):
+    pass
+
+
+class _NoManagedPolicies(ManagedPolicyLoader):
+    """The translator looks up AWS managed policies by name; the template names none (offline)."""
+
+    def __init__(self) -> None:
+        pass
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def load_sam_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    return yaml_parse(path.read_text())
+
+
+def _packaged(sam: dict[str, Any], base: Path = PROJECT_ROOT) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Point local CodeUri/DefinitionUri at placeholders; remember where each really is."""
+    sam = copy.deepcopy(sam)
+    local_paths: dict[str, Path] = {}
+    for logical_id, resource in sam.get("Resources", {}).items():
+        properties = resource.get("Properties", {})
+        for key in ("CodeUri", "DefinitionUri"):
+            value = properties.get(key)
+            if isinstance(value, str) and not value.startswith("s3://"):
+                local_paths[logical_id] = base / value
+                properties[key] = _PACKAGED_PLACEHOLDER.format(logical_id)
+    return sam, local_paths
+
+
+def translate(sam: dict[str, Any], parameter_values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SAM to CloudFormation with the real translator (needs a region, not credentials)."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    return transform(sam, dict(parameter_values or {}), _NoManagedPolicies())
+
+
+def translate_with_inline_definitions(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    """The CloudFormation a deploy produces, with each ASL file inlined as `Definition`.
+
+    cfn-lint checks an inlined definition (rule E3601) but not a DefinitionUri.
+    """
+    sam = load_sam_template(path)
+    for resource in sam.get("Resources", {}).values():
+        properties = resource.get("Properties", {})
+        uri = properties.get("DefinitionUri")
+        if resource.get("Type") == "AWS::Serverless::StateMachine" and isinstance(uri, str):
+            properties["Definition"] = json.loads((path.parent / uri).read_text())
+            del properties["DefinitionUri"]
+    packaged, _ = _packaged(sam, path.parent)
+    return translate(packaged)
+
+
+@dataclass(frozen=True)
+class EmulatedFunction:
+    logical_id: str
+    code_dir: Path
+    handler: str
+    timeout: int
+
+
+@dataclass(frozen=True)
+class EmulatedStateMachine:
+    logical_id: str
+    definition_path: Path
+    substitution_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LocalPlan:
+    """What to create on the embedded AWS, and what to emulate."""
+
+    cloudformation: dict[str, Any]
+    function: EmulatedFunction
+    state_machine: EmulatedStateMachine
+    state_machine_name: str
+    source_queue_logical_id: str
+    stack_name: str
+    # output-key suffix (alphanumerics only) -> the environment variable's real name
+    function_environment_names: dict[str, str]
+
+
+def _replace_references(node: Any, values: dict[str, str]) -> Any:
+    """Replace Ref/GetAtt/${...} of emulated resources by the literal the emulation uses."""
+    if isinstance(node, dict):
+        if set(node) == {"Ref"} and node["Ref"] in values:
+            return values[node["Ref"]]
+        if set(node) == {"Fn::GetAtt"}:
+            target = node["Fn::GetAtt"]
+            key = ".".join(target) if isinstance(target, list) else target
+            if key in values:
+                return values[key]
+        if set(node) == {"Fn::Sub"}:
+            body = node["Fn::Sub"]
+            text = body[0] if isinstance(body, list) else body
+            for name, literal in values.items():
+                text = text.replace("${" + name + "}", literal)
+            variables = [_replace_references(item, values) for item in body[1:]] if isinstance(body, list) else []
+            return {"Fn::Sub": [text, *variables] if isinstance(body, list) else text}
+        return {key: _replace_references(value, values) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_replace_references(item, values) for item in node]
+    return node
+
+
+def _output_key(prefix: str, name: str) -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9]", "", name)
+
+
+def plan_local_stack(
+    stack_name: str,
+    region: str,
+    account_id: str,
+    parameter_values: dict[str, Any] | None = None,
+    path: Path = TEMPLATE_PATH,
+) -> LocalPlan:
+    """The plan for this template text and these parameters (cached: translation is the slow part)."""
+    parameters = json.dumps(parameter_values or {}, sort_keys=True, default=str)
+    return _plan(stack_name, region, account_id, parameters, path, path.read_text())
+
+
+@functools.lru_cache(maxsize=16)
+def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: Path, template_text: str) -> LocalPlan:
+    parameter_values = json.loads(parameters)
+    sam, local_paths = _packaged(yaml_parse(template_text), path.parent)
+    sam_resources = sam.get("Resources", {})
+    functions = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
+    machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]
+    if len(functions) != 1 or len(machines) != 1:
+        raise TemplateError(
+            f"the local stack emulates one function and one state machine; found {functions} and {machines}"
+        )
+    function_id, machine_id = functions[0], machines[0]
+    sqs_events = [
+        event
+        for event in sam_resources[function_id]["Properties"].get("Events", {}).values()
+        if event.get("Type") == "SQS"
+    ]
+    if len(sqs_events) != 1:
+        raise TemplateError(f"{function_id} must have exactly one SQS event; found {len(sqs_events)}")
+    queue_ref = sqs_events[0]["Properties"]["Queue"]
+    source_queue_id = queue_ref["Fn::GetAtt"][0] if isinstance(queue_ref, dict) else None
+    if source_queue_id is None:
+        raise TemplateError(f"{function_id}'s SQS event must use !GetAtt <Queue>.Arn")
+
+    cfn = translate(sam, parameter_values)
+    resources = cfn["Resources"]
+    state_machine_name = f"{stack_name}-{machine_id}"
+    function_name = f"{stack_name}-{function_id}"
+    state_machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{state_machine_name}"
+    literals = {
+        machine_id: state_machine_arn,
+        f"{machine_id}.Arn": state_machine_arn,
+        f"{machine_id}.Name": state_machine_name,
+        function_id: function_name,
+        f"{function_id}.Arn": f"arn:aws:lambda:{region}:{account_id}:function:{function_name}",
+    }
+    emulated = {lid: r for lid, r in resources.items() if r["Type"] in EMULATED_TYPES}
+    kept = {lid: r for lid, r in resources.items() if lid not in emulated}
+    outputs = {key: value for key, value in cfn.get("Outputs", {}).items()}
+
+    function_properties = emulated[function_id]["Properties"]
+    mappings = [r["Properties"] for r in emulated.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    machine_properties = emulated[machine_id]["Properties"]
+    extra: dict[str, Any] = {}
+    for name, value in function_properties.get("Environment", {}).get("Variables", {}).items():
+        extra[_output_key("LocalEnv", name)] = value
+    for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
+        if name in mappings[0]:
+            extra[_output_key("LocalEsm", name)] = mappings[0][name]
+    extra["LocalEsmMaximumConcurrency"] = mappings[0].get("ScalingConfig", {}).get("MaximumConcurrency", 1000)
+    substitutions = machine_properties.get("DefinitionSubstitutions", {})
+    for name, value in substitutions.items():
+        extra[_output_key("LocalSub", name)] = value
+    extra["LocalStateMachineType"] = machine_properties.get("StateMachineType", "STANDARD")
+    extra["LocalStateMachineRoleArn"] = machine_properties.get(
+        "RoleArn", f"arn:aws:iam::{account_id}:role/onceflow-local"
+    )
+    for key, value in extra.items():
+        outputs[key] = {"Value": value}
+
+    cloudformation = {key: value for key, value in cfn.items() if key not in ("Resources", "Outputs")}
+    cloudformation["Resources"] = _replace_references(kept, literals)
+    cloudformation["Outputs"] = _replace_references(outputs, literals)
+    handler = function_properties["Handler"]
+    return LocalPlan(
+        cloudformation=cloudformation,
+        function=EmulatedFunction(
+            function_id, local_paths[function_id], handler, int(function_properties.get("Timeout", 3))
+        ),
+        state_machine=EmulatedStateMachine(machine_id, local_paths[machine_id], tuple(substitutions)),
+        state_machine_name=state_machine_name,
+        source_queue_logical_id=source_queue_id,
+        stack_name=stack_name,
+        function_environment_names={
+            _output_key("", name): name for name in function_properties.get("Environment", {}).get("Variables", {})
+        },
+    )

@@ -28,7 +28,7 @@ from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
 from werkzeug.serving import make_server
 
-from onceflow.local import mocking
+from onceflow.local import engine
 from onceflow.local.engine import speedups as engine_speedups
 
 PINNED_MOTO_VERSION = "5.2.5"
@@ -172,11 +172,7 @@ class EmbeddedAws:
             "_wait_interval",
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
-        if self.speedups:
-            for owner, name, replacement in engine_speedups.all_speedups():
-                self._patch(owner, name, replacement)
-        # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
-        for owner, name, replacement in mocking.moto_patches():
+        for owner, name, replacement in engine.patches(speedups=self.speedups):
             self._patch(owner, name, replacement)
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)

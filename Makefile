@@ -31,8 +31,8 @@ venv-tools: venv-sam venv-checkov ## both tool venvs
 demo: venv ## run the whole pipeline locally, on the embedded AWS
 	$(VENV)/bin/onceflow demo
 
-test: venv ## the test suite, without tests/integration (PYTEST_ARGS="-k name" to narrow it)
-	$(PY) -m pytest tests --ignore=tests/integration $(PYTEST_ARGS)
+test: venv venv-tools ## the test suite, without tests/integration, static checks included (PYTEST_ARGS="-k name" to narrow it)
+	ONCEFLOW_REQUIRE_TOOLS=1 $(PY) -m pytest tests --ignore=tests/integration $(PYTEST_ARGS)
 
 lint: venv ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .

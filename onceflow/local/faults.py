@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,6 @@ class Fault:
         self.open = False
 
 
-@contextmanager
 def inject(
     owner: type,
     method: str,
@@ -52,13 +51,27 @@ def inject(
     times: int | None = None,
     applies: Callable[..., bool] = lambda *args, **kwargs: True,
     name: str | None = None,
+) -> AbstractContextManager[Fault]:
+    """Fail `owner.method` with `error()` on the first `times` calls that `applies` accepts."""
+    return _inject_call(owner, method, lambda *args, **kwargs: error(), times, applies, name)
+
+
+@contextmanager
+def _inject_call(
+    owner: type,
+    method: str,
+    error: Callable[..., Exception],
+    times: int | None = None,
+    applies: Callable[..., bool] = lambda *args, **kwargs: True,
+    name: str | None = None,
 ) -> Iterator[Fault]:
+    """Like `inject`, with the error built from the call's arguments."""
     original = getattr(owner, method)
     fault = Fault(name=name or f"{owner.__name__}.{method}", times=times)
 
     def failing(self: Any, *args: Any, **kwargs: Any) -> Any:
         if applies(*args, **kwargs) and fault.should_fail():
-            raise error()
+            raise error(*args, **kwargs)
         return original(self, *args, **kwargs)
 
     setattr(owner, method, failing)
@@ -85,21 +98,75 @@ def sns_publish_failures(times: int | None = None, code: str = "Throttled") -> A
     )
 
 
-def dynamodb_transaction_conflicts(times: int | None = None) -> Any:
-    """TransactWriteItems is cancelled by a conflicting transaction, with no item written."""
-    return inject(
+# Cancellation reasons as DynamoDB reports them, one per item of the transaction, in request
+# order, `None` for the items that did not cause the cancellation:
+# https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+TRANSACTION_CONFLICT = ("TransactionConflict", "Transaction is ongoing for the item")
+THROTTLING_ERROR = (
+    "ThrottlingError",
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling"
+    " your table or index so please try again shortly.",
+)
+
+
+def _cancellation(reason: tuple[str, str], position: int, transact_items: list[dict[str, Any]]) -> Exception:
+    """TransactionCanceledException with `reason` on the item at `position` (negative counts from
+    the end). The Step Functions aws-sdk integration reports it as
+    `DynamoDb.TransactionCanceledException` with the codes in the cause, e.g.
+    "Transaction cancelled, please refer cancellation reasons for specific reasons
+    [None, TransactionConflict] (Service: DynamoDb, Status Code: 400, Request ID: ...)"."""
+    reasons: list[tuple[str | None, str | None, None]] = [(None, None, None)] * len(transact_items)
+    reasons[position] = (reason[0], reason[1], None)
+    return TransactionCanceledException(reasons)
+
+
+def transaction_cancellations(
+    reason: tuple[str, str], times: int | None = None, position: int = 0, table_contains: str | None = None
+) -> Any:
+    """TransactWriteItems is cancelled with `reason` on one item and nothing written.
+
+    The item is the one at `position` of the request, or, with `table_contains`, the first item
+    whose table name contains that text (transactions without such an item go through)."""
+
+    def target(transact_items: list[dict[str, Any]]) -> int | None:
+        if table_contains is None:
+            return position if -len(transact_items) <= position < len(transact_items) else None
+        for index, item in enumerate(transact_items):
+            operation = next(iter(item.values()))
+            if table_contains in operation.get("TableName", ""):
+                return index
+        return None
+
+    return _inject_call(
         DynamoDBBackend,
         "transact_write_items",
-        lambda: TransactionCanceledException(
-            [("TransactionConflict", "Transaction is ongoing for the item", None), (None, None, None)]
-        ),
+        lambda transact_items, *args, **kwargs: _cancellation(reason, target(transact_items), transact_items),
         times=times,
-        name="dynamodb.transact_write_items:TransactionConflict",
+        applies=lambda transact_items, *args, **kwargs: target(transact_items) is not None,
+        name=f"dynamodb.transact_write_items:{reason[0]}",
     )
 
 
+def dynamodb_transaction_conflicts(
+    times: int | None = None, position: int = 0, table_contains: str | None = None
+) -> Any:
+    """TransactWriteItems is cancelled by a conflicting transaction (reason `TransactionConflict`)."""
+    return transaction_cancellations(TRANSACTION_CONFLICT, times, position, table_contains)
+
+
+def dynamodb_transaction_throttled(
+    times: int | None = None, position: int = 0, table_contains: str | None = None
+) -> Any:
+    """An item of TransactWriteItems is throttled: AWS cancels the transaction with reason
+    `ThrottlingError`; it does not raise ProvisionedThroughputExceededException here."""
+    return transaction_cancellations(THROTTLING_ERROR, times, position, table_contains)
+
+
 def dynamodb_throttling(times: int | None = None, operation: str = "transact_write_items") -> Any:
-    """A DynamoDB operation is throttled (ProvisionedThroughputExceededException)."""
+    """A DynamoDB operation is throttled: single-item operations raise
+    ProvisionedThroughputExceededException; a transaction is cancelled with `ThrottlingError`."""
+    if operation == "transact_write_items":
+        return dynamodb_transaction_throttled(times)
     return inject(
         DynamoDBBackend,
         operation,

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.template import LocalPlan, plan_local_stack
+from onceflow.local.template import TEMPLATE_PATH, LocalPlan, plan_local_stack
 
 DEFAULT_STACK_NAME = "onceflow-local"
 _NO_VALUE = "AWS::NoValue"
@@ -126,9 +126,10 @@ def deploy(
     endpoint_url: str,
     stack_name: str = DEFAULT_STACK_NAME,
     parameter_overrides: dict[str, Any] | None = None,
+    template_path: Path = TEMPLATE_PATH,
 ) -> LocalStack:
-    """Create the stack from template.yaml on the endpoint and return where everything is."""
-    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
+    """Create the stack from template.yaml (or another copy of it) on the endpoint and return where everything is."""
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides, template_path)
     cloudformation = client(endpoint_url, "cloudformation")
     # moto's CloudFormation skips types it cannot create (alarms, dashboards, queue policies) with
     # a UserWarning each, from its server thread; they have no effect on the local run.

@@ -36,6 +36,9 @@ REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
 
 
+_ABSENT = object()
+
+
 class EmbeddedAwsError(RuntimeError):
     pass
 
@@ -208,7 +211,10 @@ class EmbeddedAws:
         if self._thread is not None:
             self._thread.join(timeout=10)
         for owner, name, original in reversed(self._saved_patches):
-            setattr(owner, name, original)
+            if original is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
         self._saved_patches.clear()
         if self._previous_moto_port is None:
             os.environ.pop("MOTO_PORT", None)
@@ -217,7 +223,10 @@ class EmbeddedAws:
         self._server = None
 
     def _patch(self, owner: Any, name: str, value: Any) -> None:
-        self._saved_patches.append((owner, name, getattr(owner, name)))
+        # A class's own attribute is saved as defined (an API moto lacks, such as TestState, is
+        # absent: added here, removed again on stop).
+        original = owner.__dict__.get(name, _ABSENT) if isinstance(owner, type) else getattr(owner, name)
+        self._saved_patches.append((owner, name, original))
         setattr(owner, name, value)
 
     def __enter__(self) -> EmbeddedAws:

@@ -5,18 +5,24 @@ restores on stop); each module below contributes its own (owner, attribute, repl
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from typing import Any
 
 Patch = tuple[Any, str, Any]
 
 
-def patches(speedups: bool = True) -> list[Patch]:
+def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading.RLock | None = None) -> list[Patch]:
     from onceflow.local import mocking
     from onceflow.local.engine import speedups as speedup_patches
 
     selected: list[Patch] = []
-    if speedups:
-        selected += speedup_patches.all_speedups()
+    # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
+    selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
     selected += mocking.moto_patches()
+    # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
+    from onceflow.local.engine import test_state
+
+    selected += test_state.moto_patches()
     return selected

@@ -25,4 +25,8 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import test_state
 
     selected += test_state.moto_patches()
+    # RedriveExecution (resume at the unsuccessful state, history kept, redrive fields): redrive_execution.py.
+    from onceflow.local.engine import redrive_execution
+
+    selected += redrive_execution.moto_patches()
     return selected

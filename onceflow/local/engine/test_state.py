@@ -597,6 +597,36 @@ def _test_state_action(self: StepFunctionResponse) -> Any:
     return ActionResult(run(request, account_id=self.current_account, region=self.region))
 
 
+def moto_needs() -> list[Any]:
+    """What this module calls or replaces in the pinned moto (checked by engine/shape.py)."""
+    from moto.core.responses import BaseResponse
+    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
+
+    from onceflow.local.engine.shape import need
+
+    return [
+        need(BaseResponse, "_get_param", "param_name"),
+        need(TestStatePreprocessor, "STATE_NAME"),
+        need(TestStatePreprocessor, "visit"),
+        need(ASLParser, "state_decl_body"),
+        need(TestStateProgram, "eval", "env"),
+        need(TestStateEnvironment, "__init__", "aws_execution_details", "execution_type", "context"),
+        need(TestStateEnvironment, "__init__", "event_history_context", "activity_store"),
+        need(ExecutionState, "_evaluate_with_timeout", "env"),
+        need(ExecutionState, "_from_error", "env", "ex"),
+        need(ExecutionState, "_construct_error_output_value", "failure_event"),
+        need(ExecutionState, "_handle_catch", "env", "failure_event"),
+        need(ExecutionState, "_handle_uncaught", "env", "failure_event"),
+        need(ExecutionState, "_eval_state", "env"),
+        need(StateTaskService, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
+        need(StateTaskService, "_normalise_response"),
+        need(StateTaskService, "_get_boto_service_name"),
+        need(StateTaskService, "_to_sfn_cased", "member_key"),
+        need(StatesErrorName, "from_name", "error_name"),
+        need(EventManager, "add_event", "context", "event_type", "event_details"),
+    ]
+
+
 def moto_patches() -> list[Patch]:
     """TestState routed to this module (moto 5.2.5 has no `test_state` response method)."""
     return [(StepFunctionResponse, "test_state", _test_state_action)]

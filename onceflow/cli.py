@@ -1,58 +1,159 @@
-"""`onceflow`: run, feed, inspect and trace the pipeline on the embedded AWS."""
+"""`onceflow`: run, feed, inspect and trace the pipeline on the embedded AWS (or a stack on AWS).
+
+`start` and `demo` run the embedded AWS in this process. The other commands are clients: they
+find the stack through its CloudFormation outputs with boto3 alone (no moto, no SAM translator),
+on the local endpoint by default or on AWS with `--aws --stack-name NAME`.
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-import os
 import random
+import sys
 import time
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
-from onceflow.local.report import RunReport
+if TYPE_CHECKING:
+    from onceflow.local.report import RunReport
+    from onceflow.ops.stack import StackResources
 
-app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+DEFAULT_PORT = 4747  # not 5000: macOS's AirPlay receiver listens there
+DEFAULT_ENDPOINT = f"http://127.0.0.1:{DEFAULT_PORT}"
+DEFAULT_STACK_NAME = "onceflow-local"
 console = Console()
-DEFAULT_ENDPOINT = os.environ.get("ONCEFLOW_ENDPOINT", "http://127.0.0.1:5000")
-EndpointOption = Annotated[str, typer.Option(help="The embedded AWS endpoint started by `onceflow start`.")]
+
+
+class Mode(StrEnum):
+    STANDARD = "STANDARD"
+    EXPRESS = "EXPRESS"
+
+
+class CommandError(TyperException):
+    """Something the user can fix (no stack running, a name that does not exist): one line, exit 1."""
+
+
+class _OneLineErrors(TyperGroup):
+    """A user's mistake gets one line on stderr naming the value and what is allowed, never a traceback."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except TyperException as error:
+            if type(error).__name__ == "NoArgsIsHelpError":
+                typer.echo(error.format_message())
+                code = 2
+            else:
+                ctx = getattr(error, "ctx", None)
+                typer.echo(f"{ctx.command_path if ctx else 'onceflow'}: {error.format_message()}", err=True)
+                code = error.exit_code
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            code = 1
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(
+    help=__doc__, no_args_is_help=True, add_completion=False, cls=_OneLineErrors, pretty_exceptions_enable=False
+)
+
+EndpointOption = Annotated[
+    str,
+    typer.Option(envvar="ONCEFLOW_ENDPOINT", help="The local endpoint of `onceflow start` (env ONCEFLOW_ENDPOINT)."),
+]
+StackNameOption = Annotated[
+    str, typer.Option(envvar="ONCEFLOW_STACK_NAME", help="The stack whose outputs name the resources.")
+]
+AwsOption = Annotated[
+    bool,
+    typer.Option("--aws", help="Talk to AWS itself (default credential chain and region), not the local endpoint."),
+]
+
+
+def _fail(message: str) -> None:
+    raise CommandError(message)
+
+
+def _stack(endpoint: str, stack_name: str, aws: bool) -> StackResources:
+    from onceflow.ops.stack import StackNotFound, Target, find_stack
+
+    try:
+        return find_stack(Target(endpoint_url=None if aws else endpoint), stack_name)
+    except StackNotFound as problem:
+        raise CommandError(str(problem)) from None
+
+
+def _duplicate_share(value: float) -> float:
+    if not 0 <= value < 1:
+        raise typer.BadParameter(f"{value}: a share of the messages, at least 0 and below 1 (e.g. 0.3)")
+    return value
 
 
 def _quiet_engine_logs() -> None:
+    import logging
+
     # moto logs every caught task failure with a long repr; the report and traces show them instead.
     logging.getLogger("moto").setLevel(logging.CRITICAL)
 
 
+def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, str]) -> None:
+    table = Table(title=f"Stack {stack.stack_name} (its outputs)", show_header=False)
+    for key, value in sorted(stack.outputs.items()):
+        table.add_row(key, value)
+    console.print(table)
+    console.print("Everything lives in memory in this process: Ctrl-C stops it and forgets it all.")
+    console.print("In another shell, for boto3, the AWS CLI and `onceflow`, paste:")
+    exports = " ".join(f"{key}={value}" for key, value in environment.items())
+    console.print(f"  export {exports} ONCEFLOW_ENDPOINT={endpoint_url}", soft_wrap=True, highlight=False)
+    console.print("  unset AWS_PROFILE AWS_SESSION_TOKEN", highlight=False)
+    console.print(
+        f"AWS CLI: always add --endpoint-url {endpoint_url} (the AWS CLI v1 ignores AWS_ENDPOINT_URL for SQS), e.g.",
+        highlight=False,
+    )
+    console.print(
+        f"  aws --endpoint-url {endpoint_url} sqs send-message --queue-url {stack.source_queue_url} "
+        """--message-body '{"order_id":"o-1","customer_id":"c-1","amount":9.5,"currency":"EUR"}'""",
+        soft_wrap=True,
+        highlight=False,
+    )
+    console.print("Then: onceflow send · onceflow status · onceflow logs --follow · onceflow trace", highlight=False)
+
+
 @app.command()
 def start(
-    port: Annotated[int, typer.Option(help="Loopback port for the endpoint.")] = 5000,
+    port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Loopback port for the endpoint (clients: ONCEFLOW_ENDPOINT).")
+    ] = DEFAULT_PORT,
+    stack_name: Annotated[str, typer.Option(help="Name of the local stack.")] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
-    time_scale: Annotated[float, typer.Option(help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     from onceflow.local.embedded import EmbeddedAws
+    from onceflow.local.logs import CloudWatchLogsStream
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
 
     _quiet_engine_logs()
-    aws = EmbeddedAws(port=port, time_scale=time_scale).start()
-    stack = deploy(aws.endpoint_url)
-    table = Table(title="Onceflow local stack", show_header=False)
-    for key, value in stack.describe().items():
-        table.add_row(key, value)
-    console.print(table)
-    console.print("Use it from another shell:")
-    for key, value in aws.environment().items():
-        console.print(f"  export {key}={value}")
-    console.print(f"  export ONCEFLOW_ENDPOINT={aws.endpoint_url}")
-    console.print("Then: onceflow send --count 10 · onceflow status · onceflow trace")
-    pipeline = LocalPipeline(aws, stack, log_stream=open(os.devnull, "w"))  # noqa: SIM115
     try:
+        aws = EmbeddedAws(port=port, time_scale=time_scale).start()
+    except OSError as error:
+        _fail(f"--port {port}: cannot listen there ({error.strerror}); is another `onceflow start` running?")
+    try:
+        stack = deploy(aws.endpoint_url, stack_name=stack_name)
+        _print_start_banner(stack, aws.endpoint_url, aws.environment())
+        starter_logs = CloudWatchLogsStream(stack.client("logs"), stack.outputs["StarterLogGroupName"])
+        pipeline = LocalPipeline(aws, stack, log_stream=starter_logs)
+        console.print(f"starter logs: {starter_logs.log_group} (onceflow logs --follow)", highlight=False)
         while True:
             if poll:
                 handled = pipeline.event_source.poll_once()
@@ -61,6 +162,7 @@ def start(
             routed = pipeline.safety_net.sweep().routed
             if routed:
                 console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → DLQ")
+            starter_logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
@@ -71,101 +173,172 @@ def start(
 @app.command()
 def send(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
-    count: Annotated[int, typer.Option(help="Orders to generate.")] = 10,
-    duplicates: Annotated[float, typer.Option(help="Share of messages that resend an earlier order.")] = 0.0,
-    body_file: Annotated[Path | None, typer.Option("--file", help="Send this JSON body instead.")] = None,
-    seed: Annotated[int, typer.Option()] = 1,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
+    count: Annotated[int, typer.Option(min=0, help="Orders to generate.")] = 10,
+    duplicates: Annotated[
+        float, typer.Option(callback=_duplicate_share, help="Share of messages that resend an earlier order (0–<1).")
+    ] = 0.0,
+    body_file: Annotated[
+        Path | None, typer.Option("--file", exists=True, dir_okay=False, help="Send this body instead.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seeds the payloads (amounts, customers) and the resends.")] = 1,
+    run_id: Annotated[
+        str | None,
+        typer.Option(help="Order ids are order-<run-id>-00000…: fresh each run; pass an earlier one to resend it."),
+    ] = None,
 ) -> None:
-    """Put orders (or one body from a file) on the source queue."""
-    from onceflow.local.demo import make_orders
-    from onceflow.local.stack import attach
+    """Put orders (or one body from a file) on the source queue; fresh order ids every run."""
+    from onceflow.ops.orders import make_orders, new_run_id
 
-    stack = attach(endpoint)
+    if run_id is not None and (not run_id or not all(c.isalnum() or c in "-_" for c in run_id)):
+        raise typer.BadParameter(f"{run_id!r}: letters, digits, - and _ only", param_hint="'--run-id'")
+    stack = _stack(endpoint, stack_name, aws)
     if body_file is not None:
         bodies = [body_file.read_text()]
+        described = f"the body of {body_file}"
     else:
-        rng = random.Random(seed)
-        bodies = [json.dumps(o) for o in make_orders(count, rng)]
-        resends = round(count * duplicates / (1 - duplicates)) if duplicates < 1 else 0
+        run_id = run_id or new_run_id()
+        rng = random.Random(f"{seed}:{run_id}")
+        bodies = [json.dumps(o) for o in make_orders(count, rng, run_id)]
+        resends = round(count * duplicates / (1 - duplicates)) if bodies else 0
         bodies += [rng.choice(bodies) for _ in range(resends)]
+        described = f"{count} orders (order-{run_id}-00000…) and {resends} resends; again: --run-id {run_id}"
     sqs = stack.client("sqs")
     for start_index in range(0, len(bodies), 10):
         chunk = bodies[start_index : start_index + 10]
-        sqs.send_message_batch(
+        response = sqs.send_message_batch(
             QueueUrl=stack.source_queue_url, Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)]
         )
-    console.print(f"sent {len(bodies)} messages to {stack.source_queue_url}")
+        if response.get("Failed"):
+            _fail(f"the source queue refused {len(response['Failed'])} messages: {response['Failed'][0]}")
+    console.print(f"sent {len(bodies)} messages: {described}", highlight=False)
 
 
 @app.command()
-def status(endpoint: EndpointOption = DEFAULT_ENDPOINT) -> None:
-    """Events with their status and executions; dead letters with their reasons."""
-    from onceflow.local.stack import attach
-    from onceflow.ops.executions import list_executions
-    from onceflow.ops.observe import drain, scan
+def status(
+    endpoint: EndpointOption = DEFAULT_ENDPOINT,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
+    last: Annotated[int, typer.Option(min=0, help="Show the paths of this many latest executions.")] = 20,
+) -> None:
+    """Summary counts, the latest executions in time order with their paths, the dead letters' reasons."""
+    from onceflow.ops.status import read_status
 
-    stack = attach(endpoint)
-    sfn = stack.client("stepfunctions")
-    executions_by_event: dict[str, list[str]] = {}
-    for execution in list_executions(sfn, stack.state_machine_arn):
-        described = sfn.describe_execution(executionArn=execution["executionArn"])
-        event_id = json.loads(described.get("input") or "{}").get("event_id", "?")
-        executions_by_event.setdefault(event_id, []).append(f"{execution['name']} {execution['status']}")
-    events = Table(title="Events")
-    for column in ("event_id", "status", "recorded", "sent", "executions"):
-        events.add_column(column)
-    for record in sorted(scan(stack.client("dynamodb"), stack.processed_events_table), key=lambda r: r["event_id"]):
-        event_id = record["event_id"]
-        events.add_row(
-            event_id,
-            record["status"],
-            record.get("recorded_at", ""),
-            record.get("sent_at", ""),
-            "\n".join(executions_by_event.get(event_id, [])),
+    stack = _stack(endpoint, stack_name, aws)
+    report = read_status(stack, last=last)
+    summary = Table(title=f"Stack {stack.stack_name} on {stack.target.describe()}", show_header=False)
+    summary.add_row("events", report.events_line())
+    summary.add_row("executions", report.executions_line())
+    summary.add_row("source queue", report.source_queue_line())
+    summary.add_row("dead-letter queue", report.dead_letter_line())
+    console.print(summary)
+    if report.latest:
+        shown = Table(title=f"Latest {len(report.latest)} of {report.execution_count} executions, oldest first")
+        for column in ("started", "execution", "status", "event_id", "path"):
+            shown.add_column(column, overflow="fold")
+        for execution in report.latest:
+            shown.add_row(
+                execution.started, execution.name, execution.status, execution.event_id, " → ".join(execution.path)
+            )
+        console.print(shown)
+    if report.dead_letters.letters:
+        dead = Table(title="Dead letters by reason")
+        for column in ("count", "source: error", "event_ids", "redriven before"):
+            dead.add_column(column, overflow="fold")
+        for reason, group in report.dead_letters_by_reason().items():
+            ids = sorted({letter.event_id or "(none)" for letter in group})
+            again = sum(1 for letter in group if letter.redrive_count)
+            dead.add_row(str(len(group)), reason, ", ".join(ids[:5]) + (" …" if len(ids) > 5 else ""), str(again))
+        console.print(dead)
+    for problem in report.dead_letters.unreadable:
+        console.print(f"unreadable dead letter {problem}", highlight=False)
+
+
+@app.command()
+def logs(
+    endpoint: EndpointOption = DEFAULT_ENDPOINT,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
+    function: Annotated[str, typer.Option(help="Whose logs: starter (or another function with a log group).")] = (
+        "starter"
+    ),
+    event_id: Annotated[str | None, typer.Option(help="Only the lines of this event.")] = None,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new lines (Ctrl-C stops).")] = False,
+) -> None:
+    """A function's CloudWatch Logs lines (JSON, as Lambda writes them), oldest first."""
+    from onceflow.ops.logs import follow as follow_lines
+    from onceflow.ops.logs import read_lines
+
+    stack = _stack(endpoint, stack_name, aws)
+    group = stack.log_groups.get(function)
+    if group is None:
+        known = ", ".join(sorted(stack.log_groups)) or "none"
+        raise typer.BadParameter(
+            f"{function!r}: the stack's outputs name log groups for {known}", param_hint="'--function'"
         )
-    console.print(events)
-    dead = Table(title="Dead-letter queue")
-    for column in ("event_id", "error", "cause", "source"):
-        dead.add_column(column)
-    for message in drain(stack.client("sqs"), stack.dead_letter_queue_url, delete=False):
-        a = message.attributes
-        dead.add_row(a.get("event_id", ""), a.get("error", ""), a.get("cause", "")[:120], a.get("source", ""))
-    console.print(dead)
+    client = stack.client("logs")
+    try:
+        lines = follow_lines(client, group, event_id) if follow else iter(read_lines(client, group, event_id))
+        for line in lines:
+            typer.echo(line.render())
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()
 def trace(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
     out: Annotated[Path, typer.Option(help="Where to write the HTML page.")] = Path("reports/trace.html"),
-    execution: Annotated[str | None, typer.Option(help="Execution name to show step by step.")] = None,
+    execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
     from onceflow.devtools.trace import collect_executions, write_trace
-    from onceflow.local.stack import attach
 
-    stack = attach(endpoint)
+    stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
     results = collect_executions(sfn, stack.state_machine_arn)
+    if execution is not None and not any(execution in (r.name, r.arn) for r in results):
+        examples = ", ".join(r.name for r in results[-3:]) or "there are no executions yet"
+        raise typer.BadParameter(
+            f"{execution!r}: no such execution among the {len(results)} of the state machine (e.g. {examples})",
+            param_hint="'--execution'",
+        )
     path = write_trace(definition, results, out, selected=execution)
-    console.print(f"trace written to {path}")
+    console.print(f"trace of {len(results)} executions written to {path}", highlight=False)
 
 
 @app.command()
 def redrive(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
     dry_run: Annotated[bool, typer.Option(help="Only count and list what would move.")] = False,
-    limit: Annotated[int | None, typer.Option(help="Move at most this many messages.")] = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="Move at most this many messages.")] = None,
+    skip_error: Annotated[
+        list[str] | None,
+        typer.Option(help="Leave dead letters with this error in place (repeatable), e.g. Onceflow.PayloadConflict."),
+    ] = None,
 ) -> None:
     """Move dead letters back to the source queue (safe: the pipeline is idempotent per event_id)."""
-    from onceflow.local.stack import attach
     from onceflow.ops.redrive import redrive as move
 
-    stack = attach(endpoint)
+    stack = _stack(endpoint, stack_name, aws)
     report = move(
-        stack.client("sqs"), stack.dead_letter_queue_url, stack.source_queue_url, dry_run=dry_run, limit=limit
+        stack.client("sqs"),
+        stack.dead_letter_queue_url,
+        stack.source_queue_url,
+        dry_run=dry_run,
+        limit=limit,
+        skip_errors=set(skip_error or ()),
+        sfn=stack.client("stepfunctions"),
     )
-    console.print(report)
+    console.print(report.summary(), highlight=False)
+    if report.failed:
+        raise typer.Exit(code=1)
 
 
 def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float) -> None:
@@ -195,24 +368,31 @@ def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float
 
 @app.command()
 def demo(
-    events: Annotated[int, typer.Option(help="Unique orders in the stream.")] = 500,
-    duplicates: Annotated[float, typer.Option(help="Share of messages that are duplicates.")] = 0.3,
-    poison: Annotated[int, typer.Option(help="Messages that can never succeed.")] = 6,
-    conflicts: Annotated[int, typer.Option(help="Order ids reused with another payload.")] = 3,
-    concurrency: Annotated[int, typer.Option(help="Concurrent starter invocations.")] = 4,
+    events: Annotated[int, typer.Option(min=1, help="Unique orders in the stream.")] = 500,
+    duplicates: Annotated[
+        float, typer.Option(callback=_duplicate_share, help="Share of messages that are duplicates (0–<1).")
+    ] = 0.3,
+    poison: Annotated[int, typer.Option(min=0, help="Messages that can never succeed.")] = 6,
+    conflicts: Annotated[int, typer.Option(min=0, help="Order ids reused with another payload.")] = 3,
+    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
-    time_scale: Annotated[float, typer.Option(help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
+    time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
     out: Annotated[Path, typer.Option(help="Folder for the report, the trace page and the starter log.")] = Path(
         "reports"
     ),
 ) -> None:
     """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3."""
-    from onceflow.local.demo import DemoOptions, run_demo, write_trace
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from onceflow.local.demo import DemoOptions, ModeNotSupported, run_demo, write_trace
     from onceflow.local.report import report_as_dict
 
     _quiet_engine_logs()
     out.mkdir(parents=True, exist_ok=True)
-    options = DemoOptions(events, duplicates, poison, conflicts, concurrency, seed=seed, time_scale=time_scale)
+    options = DemoOptions(
+        events, duplicates, poison, conflicts, concurrency, seed=seed, time_scale=time_scale, mode=mode.value
+    )
     began = time.monotonic()
     with (
         Progress(
@@ -225,7 +405,10 @@ def demo(
         def progress(description: str, done: int, total: int) -> None:
             bar.update(task, description=description, completed=done, total=total)
 
-        run = run_demo(options, progress=progress, log_stream=log_stream)
+        try:
+            run = run_demo(options, progress=progress, log_stream=log_stream)
+        except ModeNotSupported as problem:
+            _fail(f"--mode {mode.value}: {problem}")
     seconds = time.monotonic() - began
     print_report(run.report, run.faults.counts, seconds)
     (out / "report.json").write_text(
@@ -237,5 +420,45 @@ def demo(
     raise typer.Exit(code=0 if run.report.passed else 1)
 
 
+# Commands added later go above main().
+
+
 def main() -> None:
     app()
+
+
+@app.command()
+def cost(
+    mix: Annotated[str, typer.Option(help="shares per path, e.g. new=70,redelivered=25,pending=5")] = "",
+    template: Annotated[Path | None, typer.Option(help="a template.yaml (its ASL and functions beside it)")] = None,
+    revision: Annotated[
+        str | None, typer.Option(help="use template.yaml, statemachine/ and functions/ from this git revision")
+    ] = None,
+    parameter: Annotated[
+        list[str] | None, typer.Option(help="template parameter override KEY=VALUE (repeatable)")
+    ] = None,
+) -> None:
+    """Cost per million events: each path run on the embedded engine, priced for STANDARD, EXPRESS and the single-Lambda floor."""
+    from onceflow.devtools.cost import (
+        DEFAULT_MIX,
+        MixError,
+        parse_mix,
+        print_cost_run,
+        run_cost_model,
+        template_at_revision,
+    )
+    from onceflow.local.template import TEMPLATE_PATH
+
+    try:
+        shares = parse_mix(mix or DEFAULT_MIX)
+    except MixError as error:
+        console.print(f"[red]--mix: {error}[/red]")
+        raise typer.Exit(code=2) from None
+    overrides = dict(item.partition("=")[::2] for item in parameter or [])
+    _quiet_engine_logs()
+    if revision is not None:
+        with template_at_revision(revision) as exported:
+            run = run_cost_model(exported, overrides, progress=console.print)
+    else:
+        run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
+    print_cost_run(run, shares, console)

@@ -17,9 +17,10 @@ from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report
-from onceflow.local.stack import deploy
+from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import drain, scan
+from onceflow.ops.orders import make_orders
 
 NOT_REDRIVEN = {"Onceflow.InvalidMessage", "Onceflow.PayloadConflict"}
 
@@ -34,6 +35,11 @@ class DemoOptions:
     chunks: int = 10
     time_scale: float = 0.01
     seed: int = 7
+    mode: str = "STANDARD"  # the template's StateMachineType
+
+
+class ModeNotSupported(RuntimeError):
+    """The chosen state machine type cannot run on this stack yet; the message says why."""
 
 
 @dataclass
@@ -44,19 +50,6 @@ class FaultLog:
 
     def add(self, name: str, n: int) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
-
-
-def make_orders(count: int, rng: random.Random) -> list[dict[str, Any]]:
-    return [
-        {
-            "order_id": f"order-{i:05d}",
-            "customer_id": f"customer-{rng.randrange(1, 200):03d}",
-            "amount": round(rng.uniform(5, 500), 2),
-            "currency": rng.choice(["EUR", "USD", "GBP"]),
-            "items": [{"sku": f"sku-{rng.randrange(1000)}", "quantity": rng.randrange(1, 4)}],
-        }
-        for i in range(count)
-    ]
 
 
 def poison_bodies(count: int) -> list[str]:
@@ -164,6 +157,20 @@ def redrive_transient(pipeline: LocalPipeline) -> int:
     return report.moved
 
 
+def _mode_parameters(mode: str) -> dict[str, str] | None:
+    return None if mode == "STANDARD" else {"StateMachineType": mode}
+
+
+def _check_mode(stack: LocalStack, mode: str) -> None:
+    """EXPRESS needs a starter that runs executions synchronously (StartSyncExecution): the spec
+    forbids asynchronous Express. Until the template tells the starter the type, refuse it."""
+    if mode != "STANDARD" and mode not in stack.starter_environment.values():
+        raise ModeNotSupported(
+            f"the template deploys a {mode} state machine, but does not tell the starter its type, so the "
+            "starter would start asynchronous executions (at-least-once, no status events): not run"
+        )
+
+
 @dataclass
 class DemoRun:
     report: RunReport
@@ -186,7 +193,8 @@ def run_demo(
         aws = EmbeddedAws(time_scale=options.time_scale).start()
     else:
         aws.reset()
-    stack = deploy(aws.endpoint_url)
+    stack = deploy(aws.endpoint_url, parameter_overrides=_mode_parameters(options.mode))
+    _check_mode(stack, options.mode)
     pipeline = LocalPipeline(aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap)
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
     chunks, bodies, redeliveries = _schedule(options, rng)

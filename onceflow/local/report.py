@@ -9,6 +9,7 @@ from typing import Any
 
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import QueuedMessage
+from onceflow.ops.redrive import SAFETY_NET, DeadLetter, NotRedrivable, read
 
 RECORD_STATE = "Record event and order"
 
@@ -31,6 +32,14 @@ def path_kind(execution: ExecutionResult) -> str:
     if path and path[-1] == "Done":
         return PATH_RESUMED if "Look up earlier record" in path else PATH_NEW
     return PATH_OTHER
+
+
+def _read_dead_letter(message: QueuedMessage) -> DeadLetter:
+    """Through the redrive tool's reader: a legacy safety-net message counts under its own error."""
+    try:
+        return read(message.message_id, message.body, message.attributes)
+    except NotRedrivable as problem:
+        return DeadLetter(message.message_id, message.body, SAFETY_NET, f"(unreadable: {problem})", None, None, {}, 0)
 
 
 def successful_records(execution: ExecutionResult) -> int:
@@ -84,9 +93,10 @@ def build_report(
     states = {r["event_id"]: r for r in state_records}
     rows = {r["order_id"]: r for r in business_rows}
     notified = Counter(m.attributes.get("event_id", "") for m in notifications)
-    dead_by_body: dict[str, list[QueuedMessage]] = {}
-    for message in dead_letters:
-        dead_by_body.setdefault(message.body, []).append(message)
+    letters = [_read_dead_letter(message) for message in dead_letters]
+    dead_by_body: dict[str, list[DeadLetter]] = {}
+    for letter in letters:
+        dead_by_body.setdefault(letter.body, []).append(letter)
     records_per_event: Counter[str] = Counter()
     for execution in executions:
         records_per_event[execution.input.get("event_id", "")] += successful_records(execution)
@@ -103,7 +113,7 @@ def build_report(
             and message.event_id in rows
         ):
             processed_messages += 1
-        elif any(d.attributes.get("error") for d in dead_by_body.get(message.body, [])):
+        elif any(d.error for d in dead_by_body.get(message.body, [])):
             dead_lettered_messages += 1
         else:
             lost.append(f"{message.event_id or message.body[:40]!r}: neither sent nor dead-lettered with a reason")
@@ -150,7 +160,7 @@ def build_report(
         notifications=sum(notified.values()),
         notified_events=len(notified),
         duplicate_notifications=sum(n - 1 for n in notified.values() if n > 1),
-        dead_letters_by_reason=dict(Counter(m.attributes.get("error", "(no reason)") for m in dead_letters)),
+        dead_letters_by_reason=dict(Counter(letter.error or "(no reason)" for letter in letters)),
         executions_by_path=dict(Counter(path_kind(e) for e in executions)),
         executions=len(executions),
         verdicts=[r1, r2, r3],

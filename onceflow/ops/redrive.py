@@ -7,23 +7,26 @@ conflicting payload -> dead-lettered again, nothing written). docs/RUNBOOK.md sa
 What goes back is the original SQS body, byte for byte:
 - a message dead-lettered by the starter, the state machine or the queue's redrive policy
   already carries it as its body;
-- a message from the safety net (the EventBridge rule on execution status changes) carries the
-  whole status change event; the original body is the execution input's `message.body`. When
-  the event left the input out (too large), it is read with DescribeExecution if an `sfn`
-  client is given.
+- a legacy message from the safety net (before the reconciler took its place, the EventBridge
+  rule put the whole status change event on the DLQ) is unwrapped: the original body is the
+  execution input's `message.body`. When the event left the input out (too large), it is read
+  with DescribeExecution if an `sfn` client is given.
 
 Each moved message gets provenance attributes (`onceflow_redriven_from`, `onceflow_redrive_count`,
-`onceflow_dead_letter_source`, `onceflow_dead_letter_error`, `onceflow_redriven_at`); the
-producer's own attributes are kept, the dead-letter reason attributes are summarised by those.
+`onceflow_dead_letter_source`, `onceflow_dead_letter_error`, `onceflow_first_dead_letter`,
+`onceflow_redriven_at`); the producer's own attributes are kept, the dead-letter reason
+attributes are summarised by those. A message redriven again keeps its first reason and counts
+up. One run moves each body at most once, even if it comes back to the queue meanwhile.
 A message is deleted from the dead-letter queue only after the source queue accepted it: a crash
 in between leaves a duplicate, which the pipeline absorbs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -31,15 +34,15 @@ from urllib.parse import urlparse
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-SAFETY_NET_SOURCE = "aws.states"
-SAFETY_NET_DETAIL_TYPE = "Step Functions Execution Status Change"
-# Attributes with which the starter and the state machine attach the reason (see their dead-letter code).
-REASON_ATTRIBUTES = frozenset(
-    {"error", "cause", "field", "rule", "source", "source_message_id", "event_id", "execution_arn"}
-)
+from onceflow_common import dead_letters, status_change
+
 PROVENANCE_PREFIX = "onceflow_"
+REDRIVE_COUNT = PROVENANCE_PREFIX + "redrive_count"
+# The first dead-letter reason a message had, "source: error", kept however often it is redriven.
+FIRST_DEAD_LETTER = PROVENANCE_PREFIX + "first_dead_letter"
 MAX_MESSAGE_ATTRIBUTES = 10
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+SAFETY_NET = "safety-net"  # a legacy dead letter: the whole status change event as its body
 
 Action = Literal["moved", "would_move", "skipped", "failed"]
 
@@ -54,12 +57,18 @@ class DeadLetter:
 
     message_id: str
     body: str
-    source: str  # starter | state-machine | safety-net | redrive-policy
+    source: str  # starter | state-machine | reconciler | safety-net | redrive-policy
     error: str | None
     event_id: str | None
     execution_arn: str | None
     attributes: dict[str, dict[str, Any]]  # the producer's, to carry over
     redrive_count: int
+    first_dead_letter: str | None = None  # "source: error" of the first time, for a message redriven before
+    cause: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return f"{self.source}: {self.error or 'no error recorded'}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ class RedriveItem:
     error: str | None = None
     event_id: str | None = None
     reason: str | None = None
+    redrive_count: int = 0  # times it had been redriven before this run
 
 
 @dataclass
@@ -114,25 +124,16 @@ class RedriveReport:
         verb = "would move" if self.dry_run else "moved"
         lines = [f"{verb} {self.count}, skipped {self.skipped}, failed {self.failed} (examined {len(self.items)})"]
         lines += [f"  {reason}: {n}" for reason, n in self.by_reason().items()]
+        again = [i for i in self.items if i.action in ("moved", "would_move") and i.redrive_count]
+        if again:
+            most = max(i.redrive_count for i in again)
+            lines.append(f"  {len(again)} had been redriven before (up to {most} times): a redrive loop? see RUNBOOK")
         lines += [f"  skipped {i.message_id}: {i.reason}" for i in self.items if i.action == "skipped"]
         lines += [f"  failed {i.message_id}: {i.reason}" for i in self.items if i.action == "failed"]
         return "\n".join(lines)
 
     def __rich__(self) -> str:
         return self.summary()
-
-
-def _string(value: str) -> dict[str, str]:
-    return {"DataType": "String", "StringValue": value}
-
-
-def _is_safety_net_event(document: Any) -> bool:
-    return (
-        isinstance(document, dict)
-        and document.get("source") == SAFETY_NET_SOURCE
-        and document.get("detail-type") == SAFETY_NET_DETAIL_TYPE
-        and isinstance(document.get("detail"), dict)
-    )
 
 
 def _execution_input(detail: dict[str, Any], sfn: Any | None) -> dict[str, Any]:
@@ -147,71 +148,89 @@ def _execution_input(detail: dict[str, Any], sfn: Any | None) -> dict[str, Any]:
             text = sfn.describe_execution(executionArn=detail["executionArn"])["input"]
         except (ClientError, BotoCoreError, KeyError) as error:
             raise NotRedrivable(f"the execution's input could not be read: {error}") from None
-    try:
-        document = json.loads(text)
-        body = document["message"]["body"]
-    except (ValueError, KeyError, TypeError) as error:
-        raise NotRedrivable(f"the execution input has no message.body ({error!r})") from None
-    if not isinstance(body, str):
-        raise NotRedrivable("the execution input's message.body is not a string")
-    return document
+    if status_change.original_body(text) is None:
+        raise NotRedrivable("the execution input has no message.body string")
+    return json.loads(text)
 
 
-def _plain_attributes(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    attributes: dict[str, dict[str, Any]] = {}
-    for name, value in message.get("MessageAttributes", {}).items():
-        kept = {k: v for k, v in value.items() if k in ("DataType", "StringValue", "BinaryValue")}
-        attributes[name] = kept
-    return attributes
+def _typed(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """SQS MessageAttributes as SendMessage takes them; plain strings (QueuedMessage) become String."""
+    typed: dict[str, dict[str, Any]] = {}
+    for name, value in attributes.items():
+        if isinstance(value, dict):
+            typed[name] = {k: v for k, v in value.items() if k in ("DataType", "StringValue", "BinaryValue")}
+        else:
+            typed[name] = dead_letters.string_attribute(str(value))
+    return typed
 
 
 def read_dead_letter(message: dict[str, Any], sfn: Any | None = None) -> DeadLetter:
-    """What a received dead-letter message is: its source, reason and original body."""
-    attributes = _plain_attributes(message)
-    strings = {name: value.get("StringValue") for name, value in attributes.items()}
-    count_text = strings.get(PROVENANCE_PREFIX + "redrive_count") or "0"
+    """What a received dead-letter message (ReceiveMessage's shape) is: source, reason, original body."""
+    return read(message["MessageId"], message["Body"], message.get("MessageAttributes", {}), sfn)
+
+
+def read(message_id: str, body: str, attributes: Mapping[str, Any], sfn: Any | None = None) -> DeadLetter:
+    """The one reader of dead letters (redrive, status, reports). `attributes` typed or plain strings.
+
+    Raises NotRedrivable for a legacy safety-net message whose original body cannot be recovered.
+    """
+    typed = _typed(attributes)
+    strings = {name: value.get("StringValue") for name, value in typed.items()}
+    count_text = strings.get(REDRIVE_COUNT) or "0"
     redrive_count = int(count_text) if count_text.isdigit() else 0
-    carried = {name: value for name, value in attributes.items() if not name.startswith(PROVENANCE_PREFIX)}
+    first = strings.get(FIRST_DEAD_LETTER)
+    carried = {name: value for name, value in typed.items() if not name.startswith(PROVENANCE_PREFIX)}
     try:
-        document = json.loads(message["Body"])
+        document = json.loads(body)
     except ValueError:
         document = None
-    if _is_safety_net_event(document):
+    if status_change.is_status_change(document):
         detail = document["detail"]
         execution_input = _execution_input(detail, sfn)
         return DeadLetter(
-            message_id=message["MessageId"],
+            message_id=message_id,
             body=execution_input["message"]["body"],
-            source="safety-net",
+            source=SAFETY_NET,
             error=detail.get("error") or f"Execution.{detail.get('status')}",
             event_id=execution_input.get("event_id"),
             execution_arn=detail.get("executionArn"),
             attributes={},
             redrive_count=redrive_count,
+            first_dead_letter=first,
+            cause=detail.get("cause"),
         )
-    source = strings.get("source")
-    if source in ("starter", "state-machine"):
-        carried = {name: value for name, value in carried.items() if name not in REASON_ATTRIBUTES}
+    source = strings.get(dead_letters.SOURCE)
+    written = source in dead_letters.WRITERS
+    if written:
+        carried = {name: value for name, value in carried.items() if name not in dead_letters.REASON_ATTRIBUTES}
     return DeadLetter(
-        message_id=message["MessageId"],
-        body=message["Body"],
-        source=source if source in ("starter", "state-machine") else "redrive-policy",
-        error=strings.get("error"),
-        event_id=strings.get("event_id"),
-        execution_arn=strings.get("execution_arn"),
+        message_id=message_id,
+        body=body,
+        source=source if written and source else dead_letters.FROM_REDRIVE_POLICY,
+        error=strings.get(dead_letters.ERROR),
+        event_id=strings.get(dead_letters.EVENT_ID),
+        execution_arn=strings.get(dead_letters.EXECUTION_ARN),
         attributes=carried,
         redrive_count=redrive_count,
+        first_dead_letter=first,
+        cause=strings.get(dead_letters.CAUSE),
     )
 
 
 def provenance_attributes(letter: DeadLetter, now: datetime) -> dict[str, dict[str, Any]]:
-    """The producer's attributes plus where this message comes from (within SQS's 10 attributes)."""
+    """The producer's attributes plus where this message comes from (within SQS's 10 attributes).
+
+    The count goes up by one per redrive and the first reason stays what it was, so a message
+    that keeps coming back shows it (`onceflow_redrive_count`, `onceflow_first_dead_letter`).
+    """
+    string = dead_letters.string_attribute
     provenance = [
         ("redrive_count", {"DataType": "Number", "StringValue": str(letter.redrive_count + 1)}),
-        ("redriven_from", _string(letter.message_id)),
-        ("dead_letter_source", _string(letter.source)),
-        ("dead_letter_error", _string(letter.error or "none recorded")),
-        ("redriven_at", _string(now.isoformat(timespec="seconds").replace("+00:00", "Z"))),
+        ("redriven_from", string(letter.message_id)),
+        ("dead_letter_source", string(letter.source)),
+        ("dead_letter_error", string(letter.error or "none recorded")),
+        ("first_dead_letter", string(letter.first_dead_letter or letter.reason)),
+        ("redriven_at", string(now.isoformat(timespec="seconds").replace("+00:00", "Z"))),
     ]
     attributes = dict(letter.attributes)
     for name, value in provenance:
@@ -219,6 +238,10 @@ def provenance_attributes(letter: DeadLetter, now: datetime) -> dict[str, dict[s
             break
         attributes[PROVENANCE_PREFIX + name] = value
     return attributes
+
+
+def body_digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def _default_wait_seconds(sqs: Any) -> int:
@@ -232,6 +255,7 @@ class _Redrive:
         self.sqs, self.dlq_url, self.source_url, self.sfn = sqs, dlq_url, source_url, sfn
         self.visibility_timeout = visibility_timeout
         self.held: list[str] = []  # receipt handles to make visible again
+        self.moved_bodies: set[str] = set()  # digests of the bodies sent back (or that would be) in this run
 
     def receive(self, count: int, wait_seconds: int) -> list[dict[str, Any]]:
         return self.sqs.receive_message(
@@ -249,10 +273,18 @@ class _Redrive:
         except NotRedrivable as problem:
             self.held.append(message["ReceiptHandle"])
             return RedriveItem(message["MessageId"], "skipped", source="safety-net", reason=str(problem))
-        item = RedriveItem(letter.message_id, "would_move", letter.source, letter.error, letter.event_id)
+        item = RedriveItem(
+            letter.message_id, "would_move", letter.source, letter.error, letter.event_id, None, letter.redrive_count
+        )
         if letter.error in skip_errors:
             self.held.append(message["ReceiptHandle"])
             return replace(item, action="skipped", reason=f"{letter.error} is not redriven")
+        digest = body_digest(letter.body)
+        if digest in self.moved_bodies:
+            # It came back while this run goes on (or was dead-lettered twice): one move per run is enough.
+            self.held.append(message["ReceiptHandle"])
+            return replace(item, action="skipped", reason="the same body was already redriven in this run")
+        self.moved_bodies.add(digest)
         if dry_run:
             self.held.append(message["ReceiptHandle"])
             return item
@@ -323,17 +355,56 @@ def redrive(
     return report
 
 
-def _stack_queues(cloudformation: Any, stack_name: str) -> tuple[str, str]:
-    described = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
-    return outputs["DeadLetterQueueUrl"], outputs["SourceQueueUrl"]
+@dataclass(frozen=True)
+class QueueView:
+    """What is in a dead-letter queue right now: counts from the queue, reasons from a sample."""
+
+    visible: int
+    in_flight: int
+    letters: list[DeadLetter]
+    unreadable: list[str]  # why some messages could not be read
+
+    @property
+    def empty(self) -> bool:
+        return self.visible == 0 and self.in_flight == 0
+
+
+def peek(sqs: Any, dlq_url: str, limit: int = 100, sfn: Any | None = None) -> QueueView:
+    """Read up to `limit` dead letters without moving them (each is made visible again at once)."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=dlq_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    visible, in_flight = (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
+    run = _Redrive(sqs, dlq_url, dlq_url, sfn, visibility_timeout=30)
+    letters: list[DeadLetter] = []
+    unreadable: list[str] = []
+    seen: set[str] = set()
+    try:
+        while visible and len(seen) < limit:
+            received = run.receive(min(10, limit - len(seen)), _default_wait_seconds(sqs))
+            run.held.extend(m["ReceiptHandle"] for m in received)
+            fresh = [m for m in received if m["MessageId"] not in seen]
+            if not fresh:
+                break
+            for message in fresh:
+                seen.add(message["MessageId"])
+                try:
+                    letters.append(read_dead_letter(message, sfn))
+                except NotRedrivable as problem:
+                    unreadable.append(f"{message['MessageId']}: {problem}")
+    finally:
+        run.release()
+    return QueueView(visible, in_flight, letters, unreadable)
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m onceflow.ops.redrive --stack-name NAME [--dry-run] [--limit N]`: redrive a deployed stack."""
     import argparse
 
-    import boto3
+    from onceflow.ops.stack import StackNotFound, Target, find_stack
 
     parser = argparse.ArgumentParser(prog="python -m onceflow.ops.redrive", description=main.__doc__)
     parser.add_argument("--stack-name", required=True, help="the deployed stack (its outputs name the queues)")
@@ -343,15 +414,20 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-error", action="append", default=[], help="leave dead letters with this error (repeatable)"
     )
     options = parser.parse_args(argv)
-    dlq_url, source_url = _stack_queues(boto3.client("cloudformation"), options.stack_name)
+    if options.limit is not None and options.limit < 0:
+        parser.error(f"--limit {options.limit}: must be 0 or more")
+    try:
+        stack = find_stack(Target(endpoint_url=None), options.stack_name)
+    except StackNotFound as problem:
+        parser.exit(2, f"{parser.prog}: {problem}\n")
     report = redrive(
-        boto3.client("sqs"),
-        dlq_url,
-        source_url,
+        stack.client("sqs"),
+        stack.dead_letter_queue_url,
+        stack.source_queue_url,
         options.dry_run,
         options.limit,
         skip_errors=set(options.skip_error),
-        sfn=boto3.client("stepfunctions"),
+        sfn=stack.client("stepfunctions"),
     )
     print(report.summary())
     return 1 if report.failed else 0

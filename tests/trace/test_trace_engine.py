@@ -167,9 +167,12 @@ def test_the_failed_execution_is_shown_step_by_step_by_default(run: Run) -> None
     attempts = run.definition["States"][_resource_state(run.definition, "sns:publish")]["Retry"][0]["MaxAttempts"] + 1
     assert f"attempts 1–{attempts} failed: <b>SNS.ThrottledException</b>" in section
     assert "Onceflow.DeadLettered" in section or outage.error is None
-    # every execution can be clicked: its section, its marks on the graph
-    assert [s.attrs["data-name"] for s in run.page.sections] == [r.name for r in run.results.values()]
+    # only the selected execution is written as HTML; every one is in the data the script draws from
+    assert [s.attrs["data-name"] for s in run.page.sections] == [outage.name]
     assert [e["name"] for e in run.page.data["executions"]] == [r.name for r in run.results.values()]
+    states = run.page.data["states"]
+    for result, drawn in zip(run.results.values(), run.page.data["executions"], strict=True):
+        assert [states[step[0]] for step in drawn["steps"]] == result.path
 
 
 def test_a_chosen_execution_is_shown_instead(run: Run, tmp_path: Path) -> None:

@@ -23,25 +23,80 @@ _KIND_NAMES = {
 }
 
 
+# How a state fared on the selected execution's path; worst first (a state entered twice shows the worst).
+STATUS_ORDER = ("failed", "caught", "retried", "running", "succeeded")
+STATUS_LEGEND = {
+    "succeeded": "succeeded",
+    "retried": "succeeded after retries",
+    "caught": "failed, caught (left through a Catch)",
+    "failed": "failed: the execution ended here",
+    "running": "running",
+}
+
+
+def step_status(trace: ExecutionTrace, step: Step) -> str:
+    last = step.number == len(trace.steps)
+    if last and trace.status == "RUNNING":
+        return "running"
+    if last and trace.status != "SUCCEEDED":
+        return "failed"
+    if step.failed:
+        return "caught"
+    return "retried" if step.failures else "succeeded"
+
+
 def path_marks(graph: Graph, trace: ExecutionTrace) -> PathMarks:
     marks = PathMarks(edges=set(trace.edges))
     if trace.steps:
-        marks.states[START_ID] = ""
+        marks.states[START_ID] = "succeeded"
     for step in trace.steps:
-        marks.states[step.state] = "step-error" if step.failures else marks.states.get(step.state, "")
+        status = step_status(trace, step)
+        earlier = marks.states.get(step.state)
+        if earlier is None or STATUS_ORDER.index(status) < STATUS_ORDER.index(earlier):
+            marks.states[step.state] = status
         if step.retries and (loop := graph.retry_edge(step.state)) is not None:
             marks.edges.add(loop.id)
-    if trace.steps and trace.status != "RUNNING":
-        marks.states[trace.steps[-1].state] = "end-ok" if trace.status == "SUCCEEDED" else "end-failed"
     return marks
 
 
-def marks_json(graph: Graph, trace: ExecutionTrace) -> dict[str, object]:
+def execution_json(graph: Graph, trace: ExecutionTrace, path_index: int, detailed: bool) -> dict[str, object]:
+    """Everything the page needs to show one execution; inputs and outputs only when `detailed`."""
     marks = path_marks(graph, trace)
+    index = {name: i for i, name in enumerate(graph.states)}
+    duration = (trace.stopped - trace.started).total_seconds() * 1000 if trace.started and trace.stopped else None
+    steps = []
+    for step in trace.steps:
+        via = _via_text(graph, step)
+        row: list[object] = [
+            index[step.state],
+            step.type,
+            step.attempts,
+            [[f.error, f.cause] for f in step.failures],
+            None if step.duration_ms is None else round(step.duration_ms),
+            step_status(trace, step),
+            via,
+        ]
+        if detailed:
+            row += [pretty_json(step.input), pretty_json(step.output) if step.output is not None else None]
+        steps.append(row)
     return {
         "name": trace.name,
+        "arn": trace.result.arn,
+        "status": trace.status,
+        "event_id": str(trace.result.input.get("event_id", "")),
+        "started": _time(trace.started),
+        "ms": None if duration is None else round(duration),
+        "error": trace.error,
+        "cause": trace.cause,
+        "path": path_index,
+        "retries": trace.retries,
+        "failures": trace.failures,
+        "detailed": detailed,
+        "input": json.dumps(trace.result.input) if detailed else None,
+        "output": trace.output if detailed else None,
         "states": {node_id(graph, name): mark for name, mark in marks.states.items()},
         "edges": sorted(edge_dom_id(graph.edge(e)) for e in marks.edges),
+        "steps": steps,
     }
 
 
@@ -53,7 +108,7 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} ms"
 
 
-def _via(graph: Graph, step: Step) -> str:
+def _via_text(graph: Graph, step: Step) -> str:
     if step.edge_out is None:
         return ""
     edge = graph.edge(step.edge_out)
@@ -64,7 +119,12 @@ def _via(graph: Graph, step: Step) -> str:
         "catch": f" — caught by Catch [{edge.label}]",
         "other": " — not in the definition",
     }.get(edge.kind, "")
-    return f'<div class="via">→ {escape(edge.target)}{escape(how)}</div>'
+    return f"→ {edge.target}{how}"
+
+
+def _via(graph: Graph, step: Step) -> str:
+    text = _via_text(graph, step)
+    return f'<div class="via">{escape(text)}</div>' if text else ""
 
 
 def _pre(title: str, text: str | None, open_: bool = False) -> str:
@@ -114,9 +174,7 @@ def _step(graph: Graph, step: Step, mark: str, detailed: bool) -> str:
 
 
 def _step_mark(trace: ExecutionTrace, step: Step) -> str:
-    if step.number == len(trace.steps) and trace.status != "RUNNING":
-        return "end-ok" if trace.status == "SUCCEEDED" else "end-failed"
-    return "step-error" if step.failures else ""
+    return "st-" + step_status(trace, step)
 
 
 def render_execution(graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool) -> str:
@@ -157,22 +215,31 @@ def _status_chips(stats: RunStats) -> str:
     return '<div class="chips">' + "".join(chips) + "</div>"
 
 
-def _executions_table(traces: list[ExecutionTrace], selected: int) -> str:
-    rows = []
-    for i, t in enumerate(traces):
-        ended = t.steps[-1].state if t.steps else "—"
-        rows.append(
-            f'<tr class="pick{" selected" if i == selected else ""}" tabindex="0" data-index="{i}">'
-            f'<td>{escape(t.name)}</td><td class="status-{escape(t.status)}">{escape(t.status)}</td>'
-            f'<td>{escape(ended)}</td><td class="num">{len(t.steps)}</td><td class="num">{t.retries}</td>'
-            f'<td class="num">{t.failures}</td><td>{escape(t.error or "")}</td></tr>'
-        )
-    head = (
-        '<tr><th>Execution</th><th>Status</th><th>Last state</th><th class="num">Steps</th>'
-        '<th class="num">Retries</th><th class="num">Failed attempts</th><th>Error</th></tr>'
+def _executions_table(traces: list[ExecutionTrace], paths: list[tuple[str, ...]]) -> str:
+    """Filter controls and an empty table: the page's script fills it from the data (fast at 5,000)."""
+    statuses = sorted({t.status for t in traces})
+    status_options = "".join(f'<option value="{escape(s)}">{escape(s)}</option>' for s in statuses)
+    path_options = "".join(
+        f'<option value="{i}">path {i + 1}: {escape(_path_label(path))}</option>' for i, path in enumerate(paths)
     )
-    body = "".join(rows) or '<tr><td colspan="7" class="empty">No executions.</td></tr>'
-    return f'<div class="scroll"><table id="executions"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
+    head = (
+        "<tr><th>Started</th><th>Execution</th><th>event_id</th><th>Status</th><th>Path</th>"
+        '<th class="num">Retries</th><th>Error</th></tr>'
+    )
+    return (
+        '<div class="filters">'
+        '<input id="search" type="search" placeholder="Search name or event_id" aria-label="Search name or event_id">'
+        f'<select id="status-filter" aria-label="Status"><option value="">every status</option>{status_options}</select>'
+        f'<select id="path-filter" aria-label="Path"><option value="">every path</option>{path_options}</select>'
+        '<span id="match-count" class="meta"></span></div>'
+        f'<div class="scroll"><table id="executions"><thead>{head}</thead><tbody></tbody></table></div>'
+    )
+
+
+def _path_label(path: tuple[str, ...]) -> str:
+    if len(path) <= 3:
+        return " → ".join(path)
+    return f"{path[0]} → … → {path[-2]} → {path[-1]} ({len(path)} states)"
 
 
 def _paths_table(stats: RunStats, traces: list[ExecutionTrace]) -> str:
@@ -243,9 +310,16 @@ def _legend() -> str:
         f'stroke-dasharray="{d}"/></svg> {n}</span>'
         for n, c, d in items
     ]
+    parts += [
+        f'<span class="swatch-item" data-status="{status}"><i class="swatch st-{status}"></i> {escape(text)}</span>'
+        for status, text in STATUS_LEGEND.items()
+    ]
+    parts.append(
+        '<span class="swatch-item"><i class="swatch unentered"></i> not entered by the selected execution</span>'
+    )
     parts.append("<span>numbers on arrows: executions (times, when looped); thickness follows executions</span>")
     parts.append("<span>dark badge: executions that entered the state</span>")
-    parts.append('<span style="color:#0d9488">teal: the selected execution</span>')
+    parts.append("<span>click a state: its input, output, errors and retries in the selected execution</span>")
     return '<div class="legend">' + "".join(parts) + "</div>"
 
 
@@ -261,22 +335,36 @@ def render_page(
     chosen = traces[selected] if selected is not None else None
     marks = path_marks(graph, chosen) if chosen else PathMarks()
     svg = draw_graph(graph, stats, marks)
-    sections = "".join(render_execution(graph, t, i, i == selected, i in detailed) for i, t in enumerate(traces))
-    data = {"executions": [marks_json(graph, t) for t in traces]}
+    paths = [path for path, _ in stats.paths.most_common()]
+    path_index = {path: i for i, path in enumerate(paths)}
+    # Only the selected execution is written as HTML; the script draws any other from the data.
+    section = render_execution(graph, chosen, selected, True, selected in detailed) if chosen else ""
+    data = {
+        "states": list(graph.states),
+        "paths": [list(path) for path in paths],
+        "selected": selected,
+        "executions": [
+            execution_json(graph, t, path_index[tuple(t.path)], i in detailed) for i, t in enumerate(traces)
+        ],
+    }
     selected_name = escape(chosen.name) if chosen else "none"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><style>{CSS}</style></head>
 <body><header><h1>{escape(title)}</h1>
-<p class="sub">The state machine drawn from its definition, with the run laid over it. Click an execution to show its path.</p>
+<p class="sub">The state machine drawn from its definition, with the run laid over it. Pick an execution in the list;
+click a state in the graph for its details.</p>
 {_status_chips(stats)}</header>
 <main>
 <div class="card"><h2>Graph</h2>{_legend()}<div class="graph-scroll">{svg}</div></div>
 <div class="top">
-<div class="card" id="selected"><h2>Selected execution: <span id="selected-name">{selected_name}</span></h2>
-{sections or '<p class="empty">No executions.</p>'}</div>
 <div class="stack">
-<div class="card"><h2>Executions (click one to show its path)</h2>{_executions_table(traces, selected if selected is not None else -1)}</div>
+<div class="card" id="state-details"><h2>State details</h2><p class="empty">Click a state in the graph.</p></div>
+<div class="card" id="selected"><h2>Selected execution: <span id="selected-name">{selected_name}</span></h2>
+<div id="execution-view">{section or '<p class="empty">No executions.</p>'}</div></div>
+</div>
+<div class="stack">
+<div class="card"><h2>Executions</h2>{_executions_table(traces, paths)}</div>
 <div class="card"><h2>Paths taken</h2>{_paths_table(stats, traces)}</div>
 </div>
 </div>

@@ -30,7 +30,7 @@ _COLOURS = {
 class PathMarks:
     """One execution on the graph: the states it entered (with a mark) and the edges it took."""
 
-    states: dict[str, str] = field(default_factory=dict)  # name -> "", "step-error", "end-ok", "end-failed"
+    states: dict[str, str] = field(default_factory=dict)  # name -> status (render.STATUS_LEGEND)
     edges: set[str] = field(default_factory=set)
 
 
@@ -173,7 +173,7 @@ def _draw_state(graph: Graph, state: State, x: float, top: float, box: Box, stat
     counted = stats.states[state.name]
     classes = f"state type-{state.type.lower()} " + ("visited" if counted.executions else "unvisited")
     if mark is not None:
-        classes += " onpath" + (f" {mark}" if mark else "")
+        classes += " onpath" + (f" st-{mark}" if mark else "")
     left = x - box.width / 2
     head = (
         f'<g class="{classes}" id="{node_id(graph, state.name)}" data-state="{escape(state.name)}" '

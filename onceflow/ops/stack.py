@@ -1,0 +1,129 @@
+"""Find a deployed stack's resources from its CloudFormation outputs, with boto3 only.
+
+The same lookup serves a local `onceflow start` (an endpoint URL on the loopback, fake
+credentials, never the user's profile) and a stack on AWS (the default credential chain). It
+imports neither moto nor the SAM translator, so the client commands stay fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+LOCAL_REGION = "us-east-1"
+# The embedded AWS accepts any credentials; these are the ones it is documented with. Passing them
+# explicitly means a local command never reads the user's profile, so it cannot reach a real account.
+LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+# A local endpoint answers at once or not at all: fail fast and say so instead of retrying for a minute.
+_LOCAL_CONFIG = Config(connect_timeout=2, read_timeout=60, retries={"mode": "standard", "max_attempts": 2})
+_AWS_CONFIG = Config(connect_timeout=5, read_timeout=60, retries={"mode": "standard"})
+_LOG_GROUP_SUFFIX = "LogGroupName"
+
+
+class StackNotFound(RuntimeError):
+    """No such stack where we looked, or nothing answers there; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the stack lives: an endpoint URL (the local stack), or AWS itself (endpoint None)."""
+
+    endpoint_url: str | None
+    region: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.endpoint_url is not None
+
+    def describe(self) -> str:
+        return self.endpoint_url or f"AWS ({self.region or boto3.session.Session().region_name or 'default region'})"
+
+    def client(self, service: str) -> Any:
+        if self.endpoint_url is not None:
+            return boto3.client(
+                service,
+                endpoint_url=self.endpoint_url,
+                region_name=self.region or LOCAL_REGION,
+                config=_LOCAL_CONFIG,
+                **LOCAL_CREDENTIALS,
+            )
+        return boto3.client(service, region_name=self.region, config=_AWS_CONFIG)
+
+
+@dataclass(frozen=True)
+class StackResources:
+    """What the template's Outputs name: the queues, the state machine, the tables, the topic, the logs."""
+
+    target: Target
+    stack_name: str
+    outputs: dict[str, str]
+    log_groups: dict[str, str] = field(default_factory=dict)  # "starter" -> /aws/lambda/...
+
+    def _output(self, key: str) -> str:
+        try:
+            return self.outputs[key]
+        except KeyError:
+            raise StackNotFound(f"stack {self.stack_name!r} has no output {key!r}: is it an Onceflow stack?") from None
+
+    @property
+    def source_queue_url(self) -> str:
+        return self._output("SourceQueueUrl")
+
+    @property
+    def dead_letter_queue_url(self) -> str:
+        return self._output("DeadLetterQueueUrl")
+
+    @property
+    def state_machine_arn(self) -> str:
+        return self._output("StateMachineArn")
+
+    @property
+    def processed_events_table(self) -> str:
+        return self._output("ProcessedEventsTableName")
+
+    @property
+    def order_records_table(self) -> str:
+        return self._output("OrderRecordsTableName")
+
+    @property
+    def notification_topic_arn(self) -> str:
+        return self._output("NotificationTopicArn")
+
+    def client(self, service: str) -> Any:
+        return self.target.client(service)
+
+
+def log_groups_of(outputs: dict[str, str]) -> dict[str, str]:
+    """`StarterLogGroupName` -> {"starter": ...}; the state machine's own log group is left out."""
+    return {
+        key[: -len(_LOG_GROUP_SUFFIX)].lower(): value
+        for key, value in outputs.items()
+        if key.endswith(_LOG_GROUP_SUFFIX) and key != "StateMachine" + _LOG_GROUP_SUFFIX
+    }
+
+
+def find_stack(target: Target, stack_name: str) -> StackResources:
+    """DescribeStacks and read the Outputs; StackNotFound with a clear message if that fails."""
+    cloudformation = target.client("cloudformation")
+    try:
+        stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+    except ClientError as error:
+        if target.is_local:
+            raise StackNotFound(
+                f"no stack {stack_name!r} at {target.endpoint_url}: is `onceflow start` running there?"
+            ) from None
+        raise StackNotFound(f"stack {stack_name!r} not found on {target.describe()}: {error}") from None
+    except BotoCoreError as error:
+        if target.is_local:
+            raise StackNotFound(
+                f"nothing answers at {target.endpoint_url}: run `onceflow start` in another terminal "
+                "(or pass --endpoint / set ONCEFLOW_ENDPOINT to where it runs)"
+            ) from None
+        raise StackNotFound(f"cannot reach CloudFormation on {target.describe()}: {error}") from None
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", []) if "OutputValue" in o}
+    public = {k: v for k, v in outputs.items() if not k.startswith("Local")}
+    return StackResources(target, stack_name, public, log_groups_of(public))

@@ -1,0 +1,44 @@
+"""A synthetic run of many executions of the real pipeline definition, to size the trace page."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from onceflow.ops.executions import ExecutionResult
+from tests.trace.histories import History
+
+DEFINITION_PATH = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
+RECORD, LOOK_UP, LEFT = "Record event and order", "Look up earlier record", "What is left to do?"
+PUBLISH, MARK, DLQ = "Publish notification", "Mark as sent", "Send to dead-letter queue"
+
+
+def definition() -> dict[str, Any]:
+    return json.loads(DEFINITION_PATH.read_text())
+
+
+def _one(i: int, rng: random.Random) -> ExecutionResult:
+    h = History()
+    name = f"order-{i:05d}-{rng.getrandbits(32):08x}"
+    kind = rng.random()
+    if kind < 0.70:  # new: recorded, published (sometimes after retries), marked sent
+        publish = [None] if rng.random() < 0.9 else ["SNS.ThrottledException", None]
+        h.state(RECORD, "Task", None).state(PUBLISH, "Task", *publish).state(MARK, "Task", None).succeed()
+    elif kind < 0.85:  # a duplicate: already sent
+        h.state(RECORD, "Task", "DynamoDb.TransactionCanceledException").state(LOOK_UP, "Task", None)
+        h.state(LEFT, "Choice").state("Already sent", "Succeed").succeed()
+    elif kind < 0.95:  # resumed from pending
+        h.state(RECORD, "Task", "DynamoDb.TransactionCanceledException").state(LOOK_UP, "Task", None)
+        h.state(LEFT, "Choice").state(PUBLISH, "Task", None).state(MARK, "Task", None).succeed()
+    else:  # SNS outage: dead-lettered
+        h.state(RECORD, "Task", None).state(PUBLISH, "Task", *["SNS.InternalErrorException"] * 4)
+        h.state(DLQ, "Task", None).state("Dead-lettered", "Fail").fail("Onceflow.DeadLettered")
+    result = h.result(name)
+    return ExecutionResult(result.arn, name, result.status, {"event_id": f"order-{i:05d}"}, result.history)
+
+
+def executions(count: int, seed: int = 5) -> list[ExecutionResult]:
+    rng = random.Random(seed)
+    return [_one(i, rng) for i in range(count)]

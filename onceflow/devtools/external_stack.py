@@ -1,18 +1,26 @@
 """Deploy template.yaml onto external endpoints (AWS Step Functions Local, LocalStack, a moto
 server): there may be no CloudFormation there, so the translated template's queues, tables,
-topics and rules are created through the service APIs, and the intrinsic functions they use are
-resolved here."""
+topics and rules are created through the service APIs.
+
+The intrinsic functions are not resolved here: moto's CloudFormation resolves them (its
+`clean_json` and `parse_condition`, the code that runs when `onceflow.local.stack.deploy` creates
+the stack on the embedded endpoint), over a map that holds the template's parameters and
+conditions and, as each is made, the resources created through the APIs. So one implementation
+of the template's meaning serves both paths; tests/endpoints/test_external_stack.py checks that
+they make the same resources with the same properties.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
+from moto.cloudformation.exceptions import ValidationError
+from moto.cloudformation.parsing import ResourceMap, clean_json
 
 from onceflow.devtools.endpoints import Endpoints
 from onceflow.local.embedded import ACCOUNT_ID, REGION
@@ -27,7 +35,6 @@ from onceflow.local.stack import (
 )
 from onceflow.local.template import LocalPlan, plan_local_stack
 
-_PSEUDO_PARAMETERS = {"AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
 _NOT_FOUND_CODES = {
     "ResourceNotFoundException",
     "NotFound",
@@ -57,77 +64,82 @@ _TABLE_SETTINGS = (
 
 
 class _Unresolved(Exception):
-    """A reference to a resource that is not created on the external endpoints."""
+    """A reference to a resource that is not (yet) created on the external endpoints."""
+
+
+@dataclass
+class _Made:
+    """A resource made through the APIs, as moto's resolver reads one: Ref and Fn::GetAtt."""
+
+    logical_id: str
+    physical_resource_id: str
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def get_cfn_attribute(self, name: str) -> str:
+        if name not in self.attributes:
+            raise _Unresolved(f"{self.logical_id}.{name}")
+        return self.attributes[name]
 
 
 class _Intrinsics:
-    """Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join, Fn::Select and conditions, as CloudFormation resolves them."""
+    """moto's CloudFormation resolution over the parameters, conditions and the resources made so far.
 
-    _NO_VALUE = object()
+    moto's ResourceMap creates a resource in its own in-process backends when a reference names one
+    it has not made; this map is given no resources to make (they are on the external endpoints),
+    so such a reference raises, and is reported as _Unresolved (the referring resource waits).
+    """
 
-    def __init__(self, template: dict[str, Any], parameters: dict[str, Any], pseudo: dict[str, str]):
+    def __init__(
+        self, template: dict[str, Any], parameters: dict[str, str], stack_name: str, region: str, account_id: str
+    ):
         self.template = template
         self.parameters = parameters
-        self.pseudo = {**_PSEUDO_PARAMETERS, **pseudo}
-        self.refs: dict[str, str] = {}
-        self.attributes: dict[str, str] = {}  # "LogicalId.Attribute" -> value
+        self.stack_name = stack_name
+        self.map = self._resource_map(region, account_id)
 
-    def condition(self, name: str) -> bool:
-        return bool(self.resolve(self.template.get("Conditions", {})[name]))
+    def _resource_map(self, region: str, account_id: str) -> ResourceMap:
+        without_resources = {key: value for key, value in self.template.items() if key != "Resources"}
+        resource_map = ResourceMap(
+            stack_id=f"arn:aws:cloudformation:{region}:{account_id}:stack/{self.stack_name}/local",
+            stack_name=self.stack_name,
+            parameters=self.parameters,
+            tags={},
+            region_name=region,
+            account_id=account_id,
+            template={**without_resources, "Resources": {}},
+            cross_stack_resources={},
+        )
+        resource_map.load_parameters()
+        resource_map.load_conditions()
+        return resource_map
 
-    def resolve(self, node: Any) -> Any:
-        if isinstance(node, list):
-            return [value for value in map(self.resolve, node) if value is not self._NO_VALUE]
-        if not isinstance(node, dict):
-            return node
-        if len(node) == 1:
-            [(key, argument)] = node.items()
-            function = self._functions().get(key)
-            if function is not None:
-                return function(argument)
-        resolved = {key: self.resolve(value) for key, value in node.items()}
-        return {key: value for key, value in resolved.items() if value is not self._NO_VALUE}
+    def retarget(self, template: dict[str, Any], region: str, account_id: str) -> None:
+        """Resolve for another account and region from now on, keeping what was made."""
+        made = {key: value for key, value in self.map._parsed_resources.items() if isinstance(value, _Made)}
+        self.template = template
+        self.map = self._resource_map(region, account_id)
+        self.map._parsed_resources.update(made)
 
-    def _functions(self) -> dict[str, Any]:
+    def made(self, logical_id: str, physical_id: str, **attributes: str) -> None:
+        self.map._parsed_resources[logical_id] = _Made(logical_id, physical_id, dict(attributes))
+
+    def physical_ids(self) -> dict[str, str]:
         return {
-            "Ref": self._ref,
-            "Fn::GetAtt": lambda a: self._get_att(".".join(a) if isinstance(a, list) else a),
-            "Fn::Sub": self._sub,
-            "Fn::If": lambda a: self.resolve(a[1] if self.condition(a[0]) else a[2]),
-            "Fn::Join": lambda a: str(a[0]).join(str(v) for v in self.resolve(a[1])),
-            "Fn::Select": lambda a: self.resolve(a[1])[int(self.resolve(a[0]))],
-            "Fn::Equals": lambda a: str(self.resolve(a[0])) == str(self.resolve(a[1])),
-            "Fn::Not": lambda a: not self.resolve(a[0]),
-            "Fn::And": lambda a: all(self.resolve(v) for v in a),
-            "Fn::Or": lambda a: any(self.resolve(v) for v in a),
-            "Condition": self.condition,
+            logical_id: made.physical_resource_id
+            for logical_id, made in self.map._parsed_resources.items()
+            if isinstance(made, _Made)
         }
 
-    def _ref(self, name: str) -> Any:
-        if name == "AWS::NoValue":
-            return self._NO_VALUE
-        for values in (self.pseudo, self.parameters, self.refs):
-            if name in values:
-                return values[name]
-        raise _Unresolved(name)
+    def condition(self, name: str) -> bool:
+        return bool(self.map.lazy_condition_map[name])
 
-    def _get_att(self, name: str) -> str:
-        if name not in self.attributes:
-            raise _Unresolved(name)
-        return self.attributes[name]
-
-    def _sub(self, argument: Any) -> str:
-        text, variables = (argument[0], self.resolve(argument[1])) if isinstance(argument, list) else (argument, {})
-
-        def value(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name.startswith("!"):
-                return "${" + name[1:] + "}"
-            if name in variables:
-                return str(variables[name])
-            return str(self._get_att(name) if "." in name else self._ref(name))
-
-        return re.sub(r"\$\{([^}]+)\}", value, text)
+    def resolve(self, node: Any) -> Any:
+        try:
+            return clean_json(node, self.map)
+        except KeyError as missing:
+            raise _Unresolved(str(missing.args[0])) from None
+        except ValidationError as error:  # Fn::GetAtt of a resource that is not made (yet)
+            raise _Unresolved(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,8 @@ class ExternalDeployment:
     stack: LocalStack
     # (boto3 client name, kind, identifier), in creation order
     resources: tuple[tuple[str, str, str], ...]
+    # logical id -> physical id (what Ref gives) of each resource made, as a stack's resource list has it
+    physical_ids: dict[str, str] = field(default_factory=dict)
 
     def delete(self) -> None:
         _delete_resources(self.stack.service_endpoints, self.resources)
@@ -183,8 +197,7 @@ class _ExternalDeployer:
         self.endpoints = endpoints
         self.plan = plan
         self.clients = {service: client(url, service) for service, url in endpoints.urls.items()}
-        pseudo = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT_ID, "AWS::StackName": plan.stack_name}
-        self.intrinsics = _Intrinsics(plan.cloudformation, parameters, pseudo)
+        self.intrinsics = _Intrinsics(plan.cloudformation, parameters, plan.stack_name, REGION, ACCOUNT_ID)
         self.created: list[tuple[str, str, str]] = []
 
     def name(self, logical_id: str, limit: int, properties: dict[str, Any], key: str) -> str:
@@ -196,8 +209,7 @@ class _ExternalDeployer:
         for logical_id, resource in self.plan.cloudformation["Resources"].items():
             if resource["Type"] == "AWS::IAM::Role":
                 name = f"{self.plan.stack_name}-{logical_id}"[:64]
-                self.intrinsics.refs[logical_id] = name
-                self.intrinsics.attributes[f"{logical_id}.Arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{name}"
+                self.intrinsics.made(logical_id, name, Arn=f"arn:aws:iam::{ACCOUNT_ID}:role/{name}")
 
     def create_all(self, types: dict[str, _Maker]) -> None:
         """Create every resource of these types; a resource waits for the resources it references.
@@ -221,7 +233,7 @@ class _ExternalDeployer:
                 try:
                     properties = self.intrinsics.resolve({key: given[key] for key in maker.reads if key in given})
                 except _Unresolved as missing:
-                    if str(missing).split(".")[0] not in pending:
+                    if not any(waiting_for in str(missing) for waiting_for in pending):
                         raise StackError(f"{logical_id} refers to {missing}, which is not made locally") from None
                     waiting.append(logical_id)
                     continue
@@ -242,8 +254,9 @@ class _ExternalDeployer:
             dynamodb.update_time_to_live(
                 TableName=name, TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True}
             )
-        self.intrinsics.refs[logical_id] = name
-        self.intrinsics.attributes[f"{logical_id}.Arn"] = described["TableArn"]
+        self.intrinsics.made(
+            logical_id, name, Arn=described["TableArn"], StreamArn=described.get("LatestStreamArn", "")
+        )
 
     def queue(self, logical_id: str, properties: dict[str, Any]) -> None:
         sqs = self.clients["sqs"]
@@ -257,10 +270,7 @@ class _ExternalDeployer:
         url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
         self.created.append(("sqs", "queue", url))
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.intrinsics.refs[logical_id] = url
-        self.intrinsics.attributes.update(
-            {f"{logical_id}.Arn": arn, f"{logical_id}.QueueName": name, f"{logical_id}.QueueUrl": url}
-        )
+        self.intrinsics.made(logical_id, url, Arn=arn, QueueName=name, QueueUrl=url)
 
     def topic(self, logical_id: str, properties: dict[str, Any]) -> None:
         name = self.name(logical_id, 256, properties, "TopicName")
@@ -269,17 +279,20 @@ class _ExternalDeployer:
         }
         arn = self.clients["sns"].create_topic(Name=name, Attributes=attributes)["TopicArn"]
         self.created.append(("sns", "topic", arn))
-        self.intrinsics.refs[logical_id] = arn
-        self.intrinsics.attributes.update({f"{logical_id}.TopicArn": arn, f"{logical_id}.TopicName": name})
+        self.intrinsics.made(logical_id, arn, TopicArn=arn, TopicName=name)
 
     def rule(self, logical_id: str, properties: dict[str, Any]) -> None:
         events = self.clients["events"]
         name = self.name(logical_id, 64, properties, "Name")
+        # A rule matches events (EventPattern) or runs on a schedule (ScheduleExpression), or both.
+        trigger = {"EventPattern": json.dumps(properties["EventPattern"])} if "EventPattern" in properties else {}
+        if "ScheduleExpression" in properties:
+            trigger["ScheduleExpression"] = properties["ScheduleExpression"]
         arn = events.put_rule(
             Name=name,
-            EventPattern=json.dumps(properties["EventPattern"]),
             State=properties.get("State", "ENABLED"),
             Description=properties.get("Description", ""),
+            **trigger,
         )["RuleArn"]
         self.created.append(("events", "rule", name))
         targets = [
@@ -288,8 +301,7 @@ class _ExternalDeployer:
         ]
         if targets:
             events.put_targets(Rule=name, Targets=targets)
-        self.intrinsics.refs[logical_id] = name
-        self.intrinsics.attributes[f"{logical_id}.Arn"] = arn
+        self.intrinsics.made(logical_id, name, Arn=arn)
 
     def outputs(self) -> dict[str, str]:
         """The outputs whose values exist locally (the others name resources that are not made)."""
@@ -301,7 +313,7 @@ class _ExternalDeployer:
                 value = self.intrinsics.resolve(output["Value"])
             except _Unresolved:
                 continue
-            if value is not _Intrinsics._NO_VALUE:
+            if value is not None:  # AWS::NoValue
                 resolved[key] = str(value)
         return resolved
 
@@ -329,18 +341,15 @@ _DATA_RESOURCES = {
     "AWS::SNS::Topic": _Maker(_ExternalDeployer.topic, ("TopicName", "FifoTopic", "ContentBasedDeduplication")),
 }
 _RULES = {
-    "AWS::Events::Rule": _Maker(_ExternalDeployer.rule, ("Name", "EventPattern", "State", "Description", "Targets"))
+    "AWS::Events::Rule": _Maker(
+        _ExternalDeployer.rule, ("Name", "EventPattern", "ScheduleExpression", "State", "Description", "Targets")
+    )
 }
 
 
-def _template_parameters(plan: LocalPlan, overrides: dict[str, Any] | None) -> dict[str, Any]:
-    declared = plan.cloudformation.get("Parameters", {})
-    values = {name: spec["Default"] for name, spec in declared.items() if "Default" in spec}
-    values.update(overrides or {})
-    return {
-        name: str(value).split(",") if declared.get(name, {}).get("Type") == "CommaDelimitedList" else str(value)
-        for name, value in values.items()
-    }
+def _template_parameters(overrides: dict[str, Any] | None) -> dict[str, str]:
+    """Parameter values as CloudFormation receives them (strings); defaults and types are moto's to apply."""
+    return {name: str(value) for name, value in (overrides or {}).items()}
 
 
 def deploy_external(
@@ -356,7 +365,7 @@ def deploy_external(
     machine is created from the ASL file with its DefinitionSubstitutions resolved.
     """
     plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameter_overrides)
-    deployer = _ExternalDeployer(endpoints, plan, _template_parameters(plan, parameter_overrides))
+    deployer = _ExternalDeployer(endpoints, plan, _template_parameters(parameter_overrides))
     try:
         deployer.register_roles()
         deployer.create_all(_DATA_RESOURCES)
@@ -374,8 +383,7 @@ def deploy_external(
             # The endpoint's own account (LocalStack: 000000000000): ARNs in the plan must name it.
             plan = plan_local_stack(stack_name, region, account_id, parameter_overrides)
             deployer.plan = plan
-            deployer.intrinsics.template = plan.cloudformation
-            deployer.intrinsics.pseudo.update({"AWS::Region": region, "AWS::AccountId": account_id})
+            deployer.intrinsics.retarget(plan.cloudformation, region, account_id)
         if endpoints.has("events"):
             deployer.create_all(_RULES)
         outputs = deployer.outputs()
@@ -388,4 +396,4 @@ def deploy_external(
     stack = build_local_stack(
         endpoints.primary, plan, outputs, service_endpoints=dict(endpoints.urls), state_machine_arn=state_machine_arn
     )
-    return ExternalDeployment(stack, tuple(deployer.created))
+    return ExternalDeployment(stack, tuple(deployer.created), deployer.intrinsics.physical_ids())

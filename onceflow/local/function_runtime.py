@@ -1,16 +1,23 @@
-"""Run the real starter handler (functions/starter) in this process, as Lambda would."""
+"""Run a function of template.yaml (functions/<name>) in this process, as Lambda would.
+
+The handler's code directory and its layers' directories go on sys.path (Lambda puts a Python
+layer's content on the path too), the environment is the one the template gives the function,
+and the handler module is loaded under a name of its own per function, since every function's
+handler file is called `app.py`.
+"""
 
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
 import os
 import sys
 import uuid
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import IO, Any
 
-from onceflow.local.stack import LocalStack
+from onceflow.local.stack import LocalFunction, LocalStack
 
 
 @dataclass
@@ -30,37 +37,66 @@ class LambdaContext:
         return self.timeout_seconds * 1000
 
 
-class StarterRuntime:
+class FunctionLoadError(RuntimeError):
+    pass
+
+
+def _load_handler_module(function: LocalFunction) -> ModuleType:
+    for directory in (function.code_dir, *function.layer_dirs):
+        if str(directory) not in sys.path:
+            sys.path.insert(0, str(directory))
+    module_file, _, _ = function.handler.rpartition(".")
+    unique_name = f"onceflow_function_{function.code_dir.name}_{module_file}"
+    if unique_name in sys.modules:
+        return sys.modules[unique_name]
+    path = function.code_dir / (module_file.replace(".", "/") + ".py")
+    spec = importlib.util.spec_from_file_location(unique_name, path)
+    if spec is None or spec.loader is None:
+        raise FunctionLoadError(f"{function.logical_id}: cannot load handler module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[unique_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[unique_name]
+        raise
+    return module
+
+
+class FunctionRuntime:
     """Loads the handler named in template.yaml with the environment the template gives it.
 
-    The environment is process-wide (as in a Lambda sandbox): one local stack per process.
+    The environment is process-wide (as in a Lambda sandbox): the functions of one local stack
+    share it, which works because the template gives the variables they have in common the same
+    values; each invocation sets its function's variables again.
     """
 
     def __init__(
-        self, stack: LocalStack, extra_environment: dict[str, str] | None = None, log_stream: IO[str] | None = None
+        self,
+        stack: LocalStack,
+        logical_id: str,
+        extra_environment: dict[str, str] | None = None,
+        log_stream: IO[str] | None = None,
     ):
         self.stack = stack
-        environment = {
-            **stack.starter_environment,
+        self.function = stack.functions[logical_id]
+        self.environment = {
+            **self.function.environment,
             "AWS_ENDPOINT_URL": stack.endpoint_url,
             "AWS_DEFAULT_REGION": "us-east-1",
             "AWS_REGION": "us-east-1",
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_LAMBDA_FUNCTION_NAME": stack.outputs.get("StarterFunctionName", "starter"),
+            "AWS_LAMBDA_FUNCTION_NAME": self.function.name,
             # No X-Ray daemon locally: tracing off. Metrics (EMF) go to the log stream, if one is given.
             "POWERTOOLS_TRACE_DISABLED": "true",
             **(extra_environment or {}),
         }
-        os.environ.update(environment)
-        code_dir = str(stack.starter_code_dir)
-        if code_dir not in sys.path:
-            sys.path.insert(0, code_dir)
-        module_name, _, function_name = stack.starter_handler.rpartition(".")
-        self.module = importlib.import_module(module_name)
+        os.environ.update(self.environment)
+        self.module = _load_handler_module(self.function)
         if hasattr(self.module, "reset_clients"):
             self.module.reset_clients()
-        self.handler = getattr(self.module, function_name)
+        self.handler = getattr(self.module, self.function.handler.rpartition(".")[2])
         if log_stream is not None:
             self._redirect_logs(log_stream)
         self.invocations = 0
@@ -76,9 +112,18 @@ class StarterRuntime:
 
         cloudwatch.print = functools.partial(print, file=stream)  # type: ignore[attr-defined]
 
-    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, event: dict[str, Any]) -> Any:
         self.invocations += 1
-        context = LambdaContext(
-            function_name=os.environ["AWS_LAMBDA_FUNCTION_NAME"], timeout_seconds=self.stack.starter_timeout
-        )
+        os.environ.update(self.environment)
+        context = LambdaContext(function_name=self.function.name, timeout_seconds=self.function.timeout)
         return self.handler(event, context)
+
+
+class StarterRuntime(FunctionRuntime):
+    """The function behind the SQS event source."""
+
+    def __init__(
+        self, stack: LocalStack, extra_environment: dict[str, str] | None = None, log_stream: IO[str] | None = None
+    ):
+        starter = next(f for f in stack.functions.values() if f.code_dir == stack.starter_code_dir)
+        super().__init__(stack, starter.logical_id, extra_environment, log_stream)

@@ -1,5 +1,6 @@
 """The whole pipeline on the embedded AWS: stack from template.yaml, the real starter behind an
-emulated SQS event source, and a notification inbox. Used by the CLI, the demo and the tests."""
+emulated SQS event source, the real reconciler behind the emulated safety net rule and its
+schedule, and a notification inbox. Used by the CLI, the demo and the tests."""
 
 from __future__ import annotations
 
@@ -12,11 +13,23 @@ from typing import IO, Any
 
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke, SqsEventSource
-from onceflow.local.function_runtime import StarterRuntime
-from onceflow.local.safety_net import SafetyNet
+from onceflow.local.function_runtime import FunctionRuntime, StarterRuntime
+from onceflow.local.safety_net import AsyncInvoker, SafetyNet, ScheduledRuns, StatusEventLoss
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import ExecutionResult, ExecutionTimeout, list_executions, wait_for
 from onceflow.ops.observe import NotificationInbox
+
+# Durations in a function's environment that the local run fast-forwards, as the engine scales
+# Retry and Wait delays (0 in tests): an event is "pending too long" after the threshold x time_scale.
+FAST_FORWARDED_SECONDS = ("PENDING_THRESHOLD_SECONDS",)
+
+
+def fast_forwarded(environment: dict[str, str], time_scale: float) -> dict[str, str]:
+    return {
+        name: str(round(float(environment[name]) * time_scale))
+        for name in FAST_FORWARDED_SECONDS
+        if name in environment
+    }
 
 
 @dataclass
@@ -32,6 +45,7 @@ class LocalPipeline:
         stack: LocalStack,
         log_stream: IO[str] | None = None,
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
+        status_event_loss: StatusEventLoss | None = None,
     ):
         self.aws = aws
         self.stack = stack
@@ -39,8 +53,16 @@ class LocalPipeline:
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
         self.starter = StarterRuntime(stack, log_stream=log_stream)
-        # EventBridge's route for executions that end outside the state machine's own paths.
-        self.safety_net = SafetyNet(stack)
+        self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
+        for function in stack.scheduled_functions:
+            self.invoker.runtimes[function.logical_id] = FunctionRuntime(
+                stack, function.logical_id, fast_forwarded(function.environment, aws.clock.time_scale), log_stream
+            )
+        # EventBridge's route for executions that end outside the state machine's own paths (best
+        # effort: `status_event_loss` drops some or all), and the reconciler's schedule, which does not
+        # depend on it.
+        self.safety_net = SafetyNet(stack, loss=status_event_loss, invoker=self.invoker)
+        self.schedule = ScheduledRuns(stack, self.invoker)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -113,6 +135,7 @@ class LocalPipeline:
                         and self.running_executions() == 0
                     ):
                         self.safety_net.sweep()  # what ended since the sweep above
+                        self.schedule.run()  # the reconciler's schedule, fast-forwarded to now
                         self.inbox.collect()
                         return
                 if time.monotonic() > deadline:

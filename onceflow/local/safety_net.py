@@ -1,37 +1,57 @@
-"""The safety net, emulated: execution status changes routed by the template's EventBridge rule.
+"""The safety net, emulated: execution status changes routed by the template's EventBridge rule to
+the reconciler, and the reconciler's schedule, fast-forwarded.
 
 On AWS, Step Functions sends a "Step Functions Execution Status Change" event to the account's
-default event bus whenever a Standard execution changes status, and `SafetyNetRule` in
-template.yaml puts those of executions that ended outside the state machine's own dead-letter
-path (FAILED by an uncaught error, ABORTED, TIMED_OUT) on the dead-letter queue.
+default event bus whenever a Standard execution changes status, best effort
+(https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-states.html: "in some rare cases
+an event might not be delivered"), and `SafetyNetRule` in template.yaml invokes the reconciler
+with those of executions that ended outside the workflow's own dead-letter path. Because an
+event may be lost, the reconciler also runs on a schedule rule.
 
-moto's Step Functions sends no such events, so the local runtime calls `SafetyNet(stack).sweep()`:
-for each execution that has ended since the last sweep it builds the event AWS would send (the
-same detail fields, input left out when too large, as AWS does) and puts it on the embedded
-EventBridge. The rule that moto's CloudFormation deployed from template.yaml, with its event
-pattern and its SQS target, decides what reaches the dead-letter queue: nothing about the rule
-is repeated here.
+moto's Step Functions sends no such events and moto's EventBridge fires no schedules, so:
+- `SafetyNet(stack).sweep()` builds, for each execution that has ended since the last sweep, the
+  event AWS would send (the same detail fields, input left out when too large, as AWS does), asks
+  the rule that moto's CloudFormation deployed from template.yaml whether it matches (moto's own
+  event pattern matcher), and invokes the rule's target function with it, as EventBridge invokes
+  a Lambda target: asynchronously, retried twice by Lambda on an error, then sent to the
+  function's dead-letter queue. A `StatusEventLoss` drops a counted share of the events first.
+- `ScheduledRuns(stack).run()` invokes every function that a schedule rule targets with the
+  "Scheduled Event" EventBridge would send; the local pipeline calls it when idle.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import random
+import threading
+import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from moto.events.models import EventPattern
 
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import TERMINAL, list_executions
+from onceflow_common.status_change import DETAIL_TYPE, MAX_EVENT_DATA_BYTES, SOURCE
 
-SOURCE = "aws.states"
-DETAIL_TYPE = "Step Functions Execution Status Change"
-# Step Functions leaves the input out of the event when escaped input and output exceed 248 KB.
-MAX_EVENT_DATA_BYTES = 248 * 1024
+__all__ = [
+    "DETAIL_TYPE",
+    "MAX_EVENT_DATA_BYTES",
+    "SOURCE",
+    "SafetyNet",
+    "ScheduledRuns",
+    "StatusEventLoss",
+    "scheduled_event",
+    "status_change_detail",
+]
+
 _RULE_OUTPUT = "SafetyNetRuleName"
-_PUT_EVENTS_BATCH = 10
+# Lambda retries a failed asynchronous invocation twice
+# (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+ASYNC_ATTEMPTS = 3
 
 
 class SafetyNetError(RuntimeError):
@@ -51,12 +71,43 @@ class SafetyNetRule:
         return EventPattern.load(json.dumps(self.pattern)).matches_event(event)
 
 
+@dataclass
+class StatusEventLoss:
+    """A fault: status change events that Step Functions never delivers (`fraction` 1.0: all).
+
+    Counted, so a test can prove the events really were lost. `limit` caps how many are lost.
+    """
+
+    fraction: float = 1.0
+    limit: int | None = None
+    seed: int = 0
+    lost: int = 0
+    delivered: int = 0
+    _rng: random.Random = field(init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.fraction <= 1.0:
+            raise ValueError(f"fraction must be between 0 and 1, not {self.fraction}")
+        self._rng = random.Random(self.seed)
+
+    def drops(self) -> bool:
+        with self._lock:
+            if (self.limit is None or self.lost < self.limit) and self._rng.random() < self.fraction:
+                self.lost += 1
+                return True
+            self.delivered += 1
+            return False
+
+
 @dataclass(frozen=True)
 class StatusChange:
     execution_arn: str
     status: str
     error: str | None
-    routed: bool  # the rule matched: the event went to the rule's target (the dead-letter queue)
+    routed: bool  # the rule matched: the event was meant for the rule's target (the reconciler)
+    lost: bool = False  # matched, but never delivered (StatusEventLoss)
+    failed: bool = False  # the target failed on every attempt; the event went to its dead-letter queue
 
 
 @dataclass
@@ -67,6 +118,10 @@ class SweepReport:
     def routed(self) -> list[StatusChange]:
         return [c for c in self.changes if c.routed]
 
+    @property
+    def delivered(self) -> list[StatusChange]:
+        return [c for c in self.changes if c.routed and not c.lost]
+
 
 def _epoch_ms(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1000)
@@ -74,6 +129,10 @@ def _epoch_ms(moment: datetime | None) -> int | None:
 
 def _escaped_size(text: str | None) -> int:
     return len(json.dumps(text)) if text is not None else 0
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def status_change_detail(described: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +159,22 @@ def status_change_detail(described: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def status_change_event(described: dict[str, Any]) -> dict[str, Any]:
+    """The whole event as EventBridge hands it to a target."""
+    moment = described.get("stopDate") or described["startDate"]
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": DETAIL_TYPE,
+        "source": SOURCE,
+        "account": ACCOUNT_ID,
+        "time": _iso(moment),
+        "region": REGION,
+        "resources": [described["executionArn"]],
+        "detail": status_change_detail(described),
+    }
+
+
 def find_rule(stack: LocalStack) -> SafetyNetRule:
     """The safety net rule deployed with the stack (named by its `SafetyNetRuleName` output)."""
     name = stack.outputs.get(_RULE_OUTPUT)
@@ -111,20 +186,62 @@ def find_rule(stack: LocalStack) -> SafetyNetRule:
     return SafetyNetRule(name, json.loads(rule["EventPattern"]), tuple(t["Arn"] for t in targets))
 
 
+class AsyncInvoker:
+    """Lambda's asynchronous invocation of an emulated function: retried, then dead-lettered."""
+
+    def __init__(self, stack: LocalStack, runtimes: dict[str, FunctionRuntime]):
+        self.stack = stack
+        self.runtimes = runtimes
+        self.failed_invocations = 0
+        self.errors: list[str] = []
+
+    def runtime_for(self, function_arn: str) -> FunctionRuntime:
+        name = function_arn.rsplit(":", 1)[-1]
+        function = next((f for f in self.stack.functions.values() if f.name == name), None)
+        if function is None:
+            raise SafetyNetError(f"target {function_arn} is no function of the template")
+        if function.logical_id not in self.runtimes:
+            self.runtimes[function.logical_id] = FunctionRuntime(self.stack, function.logical_id)
+        return self.runtimes[function.logical_id]
+
+    def invoke(self, function_arn: str, event: dict[str, Any]) -> bool:
+        """True if an attempt succeeded; else the event is on the function's dead-letter queue."""
+        runtime = self.runtime_for(function_arn)
+        for _ in range(ASYNC_ATTEMPTS):
+            try:
+                runtime.invoke(event)
+                return True
+            except Exception as error:  # what Lambda sees as a function error
+                self.errors.append(f"{type(error).__name__}: {error}")
+        self.failed_invocations += 1
+        queue_url = runtime.function.dead_letter_queue_url
+        if queue_url is None:
+            return False  # AWS drops it too; the template gives every asynchronous function a DLQ
+        self.stack.client("sqs").send_message(QueueUrl=queue_url, MessageBody=json.dumps(event, default=str))
+        return False
+
+
 class SafetyNet:
-    """Sends the status change events of ended executions through the deployed rule.
+    """Sends the status change events of ended executions through the deployed rule to its target.
 
     Each ended execution is reported once per `SafetyNet`. `watch_from` leaves out executions
     that ended before it (a sweeper attached to a running stack, which must not report again
-    what an earlier sweeper reported).
+    what an earlier sweeper reported). `loss` drops events as AWS may.
     """
 
-    def __init__(self, stack: LocalStack, watch_from: datetime | None = None):
+    def __init__(
+        self,
+        stack: LocalStack,
+        watch_from: datetime | None = None,
+        loss: StatusEventLoss | None = None,
+        invoker: AsyncInvoker | None = None,
+    ):
         self.stack = stack
         self.rule = find_rule(stack)
         self.watch_from = watch_from
+        self.loss = loss
+        self.invoker = invoker or AsyncInvoker(stack, {})
         self._sfn = stack.client("stepfunctions")
-        self._events = stack.client("events")
         self._reported: set[str] = set()
 
     def _is_new(self, execution: dict[str, Any]) -> bool:
@@ -137,35 +254,52 @@ class SafetyNet:
         """Report every execution that ended since the last sweep, as Step Functions would."""
         ended = [e for e in list_executions(self._sfn, self.stack.state_machine_arn) if self._is_new(e)]
         report = SweepReport()
-        entries = []
         for execution in ended:
             described = self._sfn.describe_execution(executionArn=execution["executionArn"])
-            entry, change = self._event(described)
-            entries.append(entry)
-            report.changes.append(change)
-        self._put(entries)
-        self._reported.update(c.execution_arn for c in report.changes)
+            report.changes.append(self._route(status_change_event(described)))
+            self._reported.add(execution["executionArn"])
         return report
 
-    def _event(self, described: dict[str, Any]) -> tuple[dict[str, Any], StatusChange]:
-        detail = status_change_detail(described)
-        as_delivered = {"source": SOURCE, "detail-type": DETAIL_TYPE, "detail": detail}
-        entry = {
-            "Source": SOURCE,
-            "DetailType": DETAIL_TYPE,
-            "Detail": json.dumps(detail),
-            "Resources": [described["executionArn"]],
-            "Time": described.get("stopDate") or described["startDate"],
-        }
-        change = StatusChange(
-            described["executionArn"], described["status"], detail["error"], self.rule.matches(as_delivered)
-        )
-        return entry, change
+    def _route(self, event: dict[str, Any]) -> StatusChange:
+        detail = event["detail"]
+        change = StatusChange(detail["executionArn"], detail["status"], detail["error"], self.rule.matches(event))
+        if not change.routed:
+            return change
+        if self.loss is not None and self.loss.drops():
+            return StatusChange(change.execution_arn, change.status, change.error, routed=True, lost=True)
+        delivered = all(self.invoker.invoke(arn, event) for arn in self.rule.target_arns)
+        return StatusChange(change.execution_arn, change.status, change.error, routed=True, failed=not delivered)
 
-    def _put(self, entries: Iterable[dict[str, Any]]) -> None:
-        pending = list(entries)
-        for start in range(0, len(pending), _PUT_EVENTS_BATCH):
-            response = self._events.put_events(Entries=pending[start : start + _PUT_EVENTS_BATCH])
-            if response.get("FailedEntryCount"):
-                failed = [e for e in response["Entries"] if e.get("ErrorCode")]
-                raise SafetyNetError(f"EventBridge refused status change events: {failed}")
+
+class ScheduledRuns:
+    """The schedule rules of the template's functions, fired on demand (fast-forwarded)."""
+
+    def __init__(self, stack: LocalStack, invoker: AsyncInvoker | None = None):
+        self.stack = stack
+        self.invoker = invoker or AsyncInvoker(stack, {})
+        self.runs = 0
+
+    def run(self, at: datetime | None = None) -> int:
+        """One scheduled invocation of every scheduled function, due `at` (now); returns how many."""
+        functions = self.stack.scheduled_functions
+        for function in functions:
+            arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{function.name}"
+            self.invoker.invoke(arn, scheduled_event(at))
+        self.runs += 1
+        return len(functions)
+
+
+def scheduled_event(at: datetime | None = None) -> dict[str, Any]:
+    """The event a schedule rule sends its target, due `at` (now)
+    (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html)."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT_ID,
+        "time": _iso(at or datetime.now(UTC)),
+        "region": REGION,
+        "resources": [],
+        "detail": {},
+    }

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.template import TEMPLATE_PATH, LocalPlan, plan_local_stack
+from onceflow.local.template import TEMPLATE_PATH, EmulatedFunction, LocalPlan, plan_local_stack
 
 DEFAULT_STACK_NAME = "onceflow-local"
 _NO_VALUE = "AWS::NoValue"
@@ -32,6 +32,22 @@ class EventSourceSettings:
     maximum_concurrency: int
     visibility_timeout: int
     max_receive_count: int | None
+
+
+@dataclass(frozen=True)
+class LocalFunction:
+    """A function of the template, as the local runtime runs it."""
+
+    logical_id: str
+    name: str
+    code_dir: Path
+    handler: str
+    timeout: int
+    layer_dirs: tuple[Path, ...]
+    environment: dict[str, str]
+    schedules: tuple[str, ...] = ()
+    # Where failed asynchronous invocations go (the function's DeadLetterConfig), as a queue URL.
+    dead_letter_queue_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,13 @@ class LocalStack:
     substitutions: dict[str, str] = field(default_factory=dict)
     # boto3 client name -> endpoint URL, for services that are not at `endpoint_url` (external endpoints).
     service_endpoints: dict[str, str] = field(default_factory=dict)
+    # Every function of the template by logical id (the starter's fields above repeat its entry).
+    functions: dict[str, LocalFunction] = field(default_factory=dict)
+
+    @property
+    def scheduled_functions(self) -> list[LocalFunction]:
+        """Functions that a schedule rule invokes (the reconciler)."""
+        return [f for f in self.functions.values() if f.schedules]
 
     def client(self, service: str) -> Any:
         return client(self.service_endpoints.get(service, self.endpoint_url), service)
@@ -186,12 +209,14 @@ def build_local_stack(
     service_endpoints: dict[str, str] | None = None,
     state_machine_arn: str | None = None,
 ) -> LocalStack:
-    environment = {key[len("LocalEnv") :]: value for key, value in outputs.items() if key.startswith("LocalEnv")}
     service_endpoints = service_endpoints or {}
     sqs = client(service_endpoints.get("sqs", endpoint_url), "sqs")
     source_queue_url = outputs["SourceQueueUrl"]
     queue = sqs.get_queue_attributes(QueueUrl=source_queue_url, AttributeNames=["All"])["Attributes"]
     redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
+    functions = {lid: _local_function(sqs, function, outputs) for lid, function in plan.functions.items()}
+    starter = functions[plan.function.logical_id]
+    esm = plan.function.event_source_prefix
     return LocalStack(
         endpoint_url=endpoint_url,
         stack_name=plan.stack_name,
@@ -203,24 +228,47 @@ def build_local_stack(
         processed_events_table=outputs["ProcessedEventsTableName"],
         order_records_table=outputs["OrderRecordsTableName"],
         notification_topic_arn=outputs["NotificationTopicArn"],
-        starter_code_dir=plan.function.code_dir,
-        starter_handler=plan.function.handler,
-        starter_timeout=plan.function.timeout,
-        starter_environment=environment_names(plan, environment),
+        starter_code_dir=starter.code_dir,
+        starter_handler=starter.handler,
+        starter_timeout=starter.timeout,
+        starter_environment=starter.environment,
         event_source=EventSourceSettings(
-            batch_size=int(outputs.get("LocalEsmBatchSize", 10)),
-            batching_window_seconds=float(outputs.get("LocalEsmMaximumBatchingWindowInSeconds", 0)),
-            maximum_concurrency=int(outputs.get("LocalEsmMaximumConcurrency", 1000)),
+            batch_size=int(outputs.get(esm + "BatchSize", 10)),
+            batching_window_seconds=float(outputs.get(esm + "MaximumBatchingWindowInSeconds", 0)),
+            maximum_concurrency=int(outputs.get(esm + "MaximumConcurrency", 1000)),
             visibility_timeout=int(queue.get("VisibilityTimeout", 30)),
             max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
         ),
         definition_path=plan.state_machine.definition_path,
         substitutions=definition_substitutions(plan, outputs),
         service_endpoints=dict(service_endpoints),
+        functions=functions,
     )
 
 
-def environment_names(plan: LocalPlan, squashed: dict[str, str]) -> dict[str, str]:
+def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str]) -> LocalFunction:
+    dead_letter_arn = outputs.get(function.dead_letter_output)
+    dead_letter_url = (
+        sqs.get_queue_url(QueueName=dead_letter_arn.rsplit(":", 1)[-1])["QueueUrl"] if dead_letter_arn else None
+    )
+    return LocalFunction(
+        logical_id=function.logical_id,
+        name=function.name,
+        code_dir=function.code_dir,
+        handler=function.handler,
+        timeout=function.timeout,
+        layer_dirs=function.layer_dirs,
+        environment=environment_names(function, outputs),
+        schedules=function.schedules,
+        dead_letter_queue_url=dead_letter_url,
+    )
+
+
+def environment_names(function: EmulatedFunction, outputs: dict[str, str]) -> dict[str, str]:
     """Output keys lose underscores; map them back to the template's variable names."""
-    names = plan.function_environment_names
-    return {name: squashed[key] for key, name in names.items() if key in squashed}
+    prefix = function.environment_prefix
+    return {
+        name: outputs[prefix + squashed]
+        for squashed, name in function.environment_names.items()
+        if prefix + squashed in outputs
+    }

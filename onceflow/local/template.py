@@ -1,11 +1,14 @@
 """template.yaml, read once: translated to CloudFormation by aws-sam-translator.
 
 The local stack is made from this translation, not from a second list of resources. The parts
-that moto cannot run as AWS would (the Lambda function and its SQS event source mapping, and the
-state machine, which moto's CloudFormation creates without execution support) are taken out and
-emulated; every reference to them is replaced by the name or ARN the emulation will use, and
-what the emulation needs from them (environment, batch settings, definition substitutions) is
-added as stack outputs, so moto's CloudFormation resolves every intrinsic function for us.
+that moto cannot run as AWS would (every Lambda function with its layers, its SQS event source
+mapping and its permissions, and the state machine, which moto's CloudFormation creates without
+execution support) are taken out and emulated; every reference to them is replaced by the name
+or ARN the emulation will use, and what the emulation needs from them (environment, batch
+settings, dead-letter targets, definition substitutions) is added as stack outputs, so moto's
+CloudFormation resolves every intrinsic function for us. Schedule rules that target a function
+stay in the stack (moto keeps them; it does not fire them): the local runtime reads their
+expressions and runs the function fast-forwarded.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ EMULATED_TYPES = {
     "AWS::Lambda::Function",
     "AWS::Lambda::EventSourceMapping",
     "AWS::Lambda::Permission",
+    "AWS::Lambda::LayerVersion",
     "AWS::StepFunctions::StateMachine",
 }
 # Placeholders for local paths that aws-sam-translator wants as S3 URIs (sam package does the same).
@@ -59,7 +63,7 @@ def _packaged(sam: dict[str, Any], base: Path = PROJECT_ROOT) -> tuple[dict[str,
     local_paths: dict[str, Path] = {}
     for logical_id, resource in sam.get("Resources", {}).items():
         properties = resource.get("Properties", {})
-        for key in ("CodeUri", "DefinitionUri"):
+        for key in ("CodeUri", "DefinitionUri", "ContentUri"):
             value = properties.get(key)
             if isinstance(value, str) and not value.startswith("s3://"):
                 local_paths[logical_id] = base / value
@@ -92,9 +96,28 @@ def translate_with_inline_definitions(path: Path = TEMPLATE_PATH) -> dict[str, A
 @dataclass(frozen=True)
 class EmulatedFunction:
     logical_id: str
+    name: str  # the function name the emulation uses (what Ref gives)
     code_dir: Path
     handler: str
     timeout: int
+    layer_dirs: tuple[Path, ...]
+    # output-key suffix (alphanumerics only) -> the environment variable's real name
+    environment_names: dict[str, str]
+    sqs_queue_logical_id: str | None  # the queue of its SQS event source, if it has one
+    schedules: tuple[str, ...]  # ScheduleExpression of every schedule rule that targets it
+    has_dead_letter_target: bool  # DeadLetterConfig: where failed asynchronous invocations go
+
+    @property
+    def environment_prefix(self) -> str:
+        return "LocalEnv" + self.logical_id
+
+    @property
+    def event_source_prefix(self) -> str:
+        return "LocalEsm" + self.logical_id
+
+    @property
+    def dead_letter_output(self) -> str:
+        return "LocalDlq" + self.logical_id
 
 
 @dataclass(frozen=True)
@@ -109,13 +132,19 @@ class LocalPlan:
     """What to create on the embedded AWS, and what to emulate."""
 
     cloudformation: dict[str, Any]
-    function: EmulatedFunction
+    functions: dict[str, EmulatedFunction]
     state_machine: EmulatedStateMachine
     state_machine_name: str
-    source_queue_logical_id: str
     stack_name: str
-    # output-key suffix (alphanumerics only) -> the environment variable's real name
-    function_environment_names: dict[str, str]
+
+    @property
+    def function(self) -> EmulatedFunction:
+        """The function behind the SQS event source: the starter."""
+        return next(f for f in self.functions.values() if f.sqs_queue_logical_id is not None)
+
+    @property
+    def source_queue_logical_id(self) -> str:
+        return str(self.function.sqs_queue_logical_id)
 
 
 def _replace_references(node: Any, values: dict[str, str]) -> Any:
@@ -157,56 +186,115 @@ def plan_local_stack(
     return _plan(stack_name, region, account_id, parameters, path, path.read_text())
 
 
+def _referenced_id(node: Any) -> str | None:
+    """The logical id in a Ref or a GetAtt, if `node` is one."""
+    if isinstance(node, dict) and set(node) == {"Ref"}:
+        return str(node["Ref"])
+    if isinstance(node, dict) and set(node) == {"Fn::GetAtt"}:
+        target = node["Fn::GetAtt"]
+        return str(target[0] if isinstance(target, list) else target.split(".")[0])
+    return None
+
+
+def _sqs_queue_of(function_id: str, sam_function: dict[str, Any]) -> str | None:
+    sqs_events = [e for e in sam_function["Properties"].get("Events", {}).values() if e.get("Type") == "SQS"]
+    if not sqs_events:
+        return None
+    if len(sqs_events) > 1:
+        raise TemplateError(
+            f"{function_id} has {len(sqs_events)} SQS events; the local stack emulates one per function"
+        )
+    queue = _referenced_id(sqs_events[0]["Properties"]["Queue"])
+    if queue is None:
+        raise TemplateError(f"{function_id}'s SQS event must use !GetAtt <Queue>.Arn")
+    return queue
+
+
+def _schedules_of(function_id: str, resources: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        str(r["Properties"]["ScheduleExpression"])
+        for r in resources.values()
+        if r["Type"] == "AWS::Events::Rule"
+        and "ScheduleExpression" in r.get("Properties", {})
+        and any(_referenced_id(t.get("Arn")) == function_id for t in r["Properties"].get("Targets", []))
+    )
+
+
 @functools.lru_cache(maxsize=16)
 def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: Path, template_text: str) -> LocalPlan:
     parameter_values = json.loads(parameters)
     sam, local_paths = _packaged(yaml_parse(template_text), path.parent)
     sam_resources = sam.get("Resources", {})
-    functions = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
+    function_ids = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
     machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]
-    if len(functions) != 1 or len(machines) != 1:
+    queues = {lid: _sqs_queue_of(lid, sam_resources[lid]) for lid in function_ids}
+    if len(machines) != 1 or sum(q is not None for q in queues.values()) != 1:
         raise TemplateError(
-            f"the local stack emulates one function and one state machine; found {functions} and {machines}"
+            "the local stack emulates one state machine and one SQS-triggered function; "
+            f"found {machines} and {[f for f, q in queues.items() if q]}"
         )
-    function_id, machine_id = functions[0], machines[0]
-    sqs_events = [
-        event
-        for event in sam_resources[function_id]["Properties"].get("Events", {}).values()
-        if event.get("Type") == "SQS"
-    ]
-    if len(sqs_events) != 1:
-        raise TemplateError(f"{function_id} must have exactly one SQS event; found {len(sqs_events)}")
-    queue_ref = sqs_events[0]["Properties"]["Queue"]
-    source_queue_id = queue_ref["Fn::GetAtt"][0] if isinstance(queue_ref, dict) else None
-    if source_queue_id is None:
-        raise TemplateError(f"{function_id}'s SQS event must use !GetAtt <Queue>.Arn")
+    machine_id = machines[0]
 
     cfn = translate(sam, parameter_values)
     resources = cfn["Resources"]
     state_machine_name = f"{stack_name}-{machine_id}"
-    function_name = f"{stack_name}-{function_id}"
     state_machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{state_machine_name}"
     literals = {
         machine_id: state_machine_arn,
         f"{machine_id}.Arn": state_machine_arn,
         f"{machine_id}.Name": state_machine_name,
-        function_id: function_name,
-        f"{function_id}.Arn": f"arn:aws:lambda:{region}:{account_id}:function:{function_name}",
     }
+    for function_id in function_ids:
+        function_name = f"{stack_name}-{function_id}"
+        literals[function_id] = function_name
+        literals[f"{function_id}.Arn"] = f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"
+    # SAM names a layer's LayerVersion with a content hash; its S3 key (our placeholder) says which it is.
+    layer_dirs: dict[str, Path] = {}
+    for logical_id, resource in resources.items():
+        if resource["Type"] == "AWS::Lambda::LayerVersion":
+            key = resource["Properties"]["Content"]["S3Key"]
+            layer_dirs[logical_id] = local_paths[key]
+            literals[logical_id] = f"arn:aws:lambda:{region}:{account_id}:layer:{stack_name}-{key}:1"
     emulated = {lid: r for lid, r in resources.items() if r["Type"] in EMULATED_TYPES}
     kept = {lid: r for lid, r in resources.items() if lid not in emulated}
     outputs = {key: value for key, value in cfn.get("Outputs", {}).items()}
+    mappings = {
+        _referenced_id(r["Properties"]["FunctionName"]): r["Properties"]
+        for r in emulated.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    }
 
-    function_properties = emulated[function_id]["Properties"]
-    mappings = [r["Properties"] for r in emulated.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
-    machine_properties = emulated[machine_id]["Properties"]
     extra: dict[str, Any] = {}
-    for name, value in function_properties.get("Environment", {}).get("Variables", {}).items():
-        extra[_output_key("LocalEnv", name)] = value
-    for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
-        if name in mappings[0]:
-            extra[_output_key("LocalEsm", name)] = mappings[0][name]
-    extra["LocalEsmMaximumConcurrency"] = mappings[0].get("ScalingConfig", {}).get("MaximumConcurrency", 1000)
+    functions: dict[str, EmulatedFunction] = {}
+    for function_id in function_ids:
+        properties = emulated[function_id]["Properties"]
+        variables = properties.get("Environment", {}).get("Variables", {})
+        function = EmulatedFunction(
+            logical_id=function_id,
+            name=literals[function_id],
+            code_dir=local_paths[function_id],
+            handler=properties["Handler"],
+            timeout=int(properties.get("Timeout", 3)),
+            layer_dirs=tuple(layer_dirs[str(_referenced_id(layer))] for layer in properties.get("Layers", [])),
+            environment_names={_output_key("", name): name for name in variables},
+            sqs_queue_logical_id=queues[function_id],
+            schedules=_schedules_of(function_id, resources),
+            has_dead_letter_target="TargetArn" in properties.get("DeadLetterConfig", {}),
+        )
+        functions[function_id] = function
+        for name, value in variables.items():
+            extra[_output_key(function.environment_prefix, name)] = value
+        if function.has_dead_letter_target:
+            extra[function.dead_letter_output] = properties["DeadLetterConfig"]["TargetArn"]
+        mapping = mappings.get(function_id)
+        if mapping is not None:
+            for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
+                if name in mapping:
+                    extra[_output_key(function.event_source_prefix, name)] = mapping[name]
+            extra[function.event_source_prefix + "MaximumConcurrency"] = mapping.get("ScalingConfig", {}).get(
+                "MaximumConcurrency", 1000
+            )
+    machine_properties = emulated[machine_id]["Properties"]
     substitutions = machine_properties.get("DefinitionSubstitutions", {})
     for name, value in substitutions.items():
         extra[_output_key("LocalSub", name)] = value
@@ -220,17 +308,10 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
     cloudformation = {key: value for key, value in cfn.items() if key not in ("Resources", "Outputs")}
     cloudformation["Resources"] = _replace_references(kept, literals)
     cloudformation["Outputs"] = _replace_references(outputs, literals)
-    handler = function_properties["Handler"]
     return LocalPlan(
         cloudformation=cloudformation,
-        function=EmulatedFunction(
-            function_id, local_paths[function_id], handler, int(function_properties.get("Timeout", 3))
-        ),
+        functions=functions,
         state_machine=EmulatedStateMachine(machine_id, local_paths[machine_id], tuple(substitutions)),
         state_machine_name=state_machine_name,
-        source_queue_logical_id=source_queue_id,
         stack_name=stack_name,
-        function_environment_names={
-            _output_key("", name): name for name in function_properties.get("Environment", {}).get("Variables", {})
-        },
     )

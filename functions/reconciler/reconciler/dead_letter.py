@@ -1,0 +1,45 @@
+"""A dead letter from the reconciler: the original SQS body, the reason in message attributes
+(the names every writer uses: onceflow_common.dead_letters)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from onceflow_common import dead_letters
+from onceflow_common.status_change import EndedExecution, event_id_of, original_body
+
+# SQS allows 256 KiB per message, attributes included: the cause is a summary, not a dump.
+MAX_CAUSE_CHARACTERS = 4096
+
+
+@dataclass(frozen=True)
+class Reason:
+    error: str
+    cause: str
+
+
+def reason_for(execution: EndedExecution) -> Reason:
+    """The execution's own error and cause, or its status when it has none (AWS gives none for some stops)."""
+    error = execution.error or f"Execution.{execution.status}"
+    cause = execution.cause or f"the execution ended {execution.status} outside the workflow's dead-letter path"
+    return Reason(error, cause)
+
+
+def body_of(execution: EndedExecution) -> str:
+    """The original SQS body (`message.body` of the starter's input); an input of another shape is sent as it is."""
+    return original_body(execution.input) or execution.input or "{}"
+
+
+def send(sqs: Any, queue_url: str, execution: EndedExecution, reason: Reason) -> str:
+    attributes = {
+        dead_letters.ERROR: dead_letters.string_attribute(reason.error),
+        dead_letters.CAUSE: dead_letters.string_attribute(reason.cause[:MAX_CAUSE_CHARACTERS]),
+        dead_letters.SOURCE: dead_letters.string_attribute(dead_letters.FROM_RECONCILER),
+        dead_letters.EXECUTION_ARN: dead_letters.string_attribute(execution.execution_arn),
+    }
+    event_id = event_id_of(execution.input)
+    if event_id:
+        attributes[dead_letters.EVENT_ID] = dead_letters.string_attribute(event_id)
+    response = sqs.send_message(QueueUrl=queue_url, MessageBody=body_of(execution), MessageAttributes=attributes)
+    return str(response["MessageId"])

@@ -1,0 +1,126 @@
+"""The cost model counts what AWS bills: transitions from the history, DynamoDB units from item
+sizes, and prices the single-Lambda floor from the same operations."""
+
+from __future__ import annotations
+
+import pytest
+
+from onceflow.devtools.cost import MixError, floor_cost, load_prices, parse_mix
+from onceflow.devtools.cost.measure import Bench, Execution, Measurement
+from onceflow.devtools.cost.paths import PATHS
+from onceflow.devtools.cost.recorder import PRODUCER, WORKFLOW, Call
+from onceflow.devtools.cost.settings import CostSettings
+from onceflow.devtools.cost.units import item_size, write_units
+from onceflow.local.template import TEMPLATE_PATH
+
+NEW_EVENT = next(spec for spec in PATHS if spec.key == "new")
+
+
+def test_billed_transitions_are_the_states_entered_plus_retries_in_the_history(embedded_aws):
+    """Standard bills each state entered and each retry: https://aws.amazon.com/step-functions/pricing/"""
+    bench = Bench(embedded_aws, TEMPLATE_PATH)
+    bench.fresh()
+    measured = NEW_EVENT.run(bench)
+
+    [execution] = measured.executions
+    entered = [event for event in execution.history if event["type"].endswith("StateEntered")]
+    scheduled = [event for event in execution.history if event["type"] == "TaskScheduled"]
+    task_states = [event for event in entered if event["type"] == "TaskStateEntered"]
+    assert execution.status == "SUCCEEDED"
+    assert measured.billed_transitions == len(entered) + len(scheduled) - len(task_states)
+    assert measured.billed_transitions == len(execution.path), "no retries on the happy path"
+    workflow_calls = [call.action for call in measured.calls_by(WORKFLOW)]
+    assert workflow_calls.count("Publish") == 1
+    assert [call.action for call in measured.calls_by(PRODUCER)] == ["SendMessage"]
+
+
+def test_a_transaction_of_two_items_costs_two_write_units_per_item_per_kb():
+    """https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling"""
+    small = {"event_id": {"S": "order-1"}, "status": {"S": "pending"}}  # 8+7 + 6+7 = 28 bytes
+    large = {"order_id": {"S": "order-1"}, "payload": {"S": "x" * 1500}}  # 8+7 + 7+1500 bytes: 2 KB
+    assert item_size(small) == 28
+    assert item_size(large) == 1522
+    assert write_units(item_size(small), transactional=True) + write_units(item_size(large), transactional=True) == 6
+    assert write_units(item_size(large)) == 2
+    assert item_size({"n": {"N": "12345"}, "m": {"M": {"a": {"BOOL": True}}}, "l": {"L": [{"NULL": True}]}}) == (
+        1 + 4 + 1 + (3 + 1 + 1 + 1) + 1 + (3 + 1 + 1)
+    )
+
+
+def _settings(batch_size: int = 10) -> CostSettings:
+    return CostSettings(
+        memory_mb=1024,
+        architecture="arm64",
+        batch_size=batch_size,
+        state_machine_type="STANDARD",
+        log_level="OFF",
+        include_execution_data=False,
+    )
+
+
+def test_the_floor_prices_the_same_operations_in_one_lambda_per_batch():
+    prices = load_prices()
+    assumed = prices.assumptions
+    calls = (
+        Call(PRODUCER, "sqs", "SendMessage", 300, "queue", True),
+        Call("starter", "stepfunctions", "StartExecution", 700, "", True),
+        Call(WORKFLOW, "dynamodb", "TransactWriteItems", 1300, "", True, write_units=4.0),
+        Call(WORKFLOW, "sns", "Publish", 600, "topic", True),
+        Call(WORKFLOW, "dynamodb", "UpdateItem", 700, "table", True, write_units=1.0),
+    )
+    history = [{"type": "ExecutionStarted", "id": 1}]
+    measured = Measurement(
+        path="new",
+        deliveries=1,
+        calls=calls,
+        executions=(Execution("arn:x", "SUCCEEDED", history),),
+        starter_log_bytes=0,
+        starter_invocations=1,
+        records=1,
+        retry_delay_seconds=0.0,
+    )
+    floor = floor_cost(measured, _settings(), prices)
+
+    data_call_ms = 2 * assumed.call_ms("dynamodb") + assumed.call_ms("sns")  # no StartExecution in one Lambda
+    lambda_ms = assumed.lambda_per_record_ms + assumed.lambda_invocation_overhead_ms / 10 + data_call_ms
+    expected = {
+        "Step Functions": 0.0,
+        "DynamoDB": 5 * prices["dynamodb_on_demand_per_write_unit"],
+        "SNS": prices["sns_per_publish"],
+        # the producer's send, and one receive and one delete per batch of 10
+        "SQS": (1 + 2 / 10) * prices["sqs_per_request"],
+        "Lambda": prices["lambda_per_request"] / 10 + lambda_ms / 1000 * 1.0 * prices["lambda_arm64_per_gb_second"],
+        "CloudWatch Logs": assumed.lambda_platform_log_bytes_per_invocation
+        / 10
+        / 1024**3
+        * prices["cloudwatch_logs_per_gb_ingested"],
+    }
+    assert floor.parts == pytest.approx(expected)
+
+
+def test_the_mix_is_normalised_and_a_bad_mix_is_one_clear_line():
+    assert parse_mix("new=70,redelivered=25,pending=5") == pytest.approx(
+        {"new": 0.70, "redelivered": 0.25, "pending": 0.05}
+    )
+    assert parse_mix("new=1, conflict=1") == {"new": 0.5, "conflict": 0.5}
+    for bad, says in (
+        ("new=70,resent=30", "unknown path 'resent'"),
+        ("new", "not PATH=PERCENT"),
+        ("new=x", "not a number"),
+    ):
+        with pytest.raises(MixError) as raised:
+            parse_mix(bad)
+        message = str(raised.value)
+        assert says in message and "\n" not in message
+        assert "new, redelivered, pending" in message, "it names the paths it accepts"
+
+
+def test_the_cost_command_reports_a_bad_mix_in_one_line():
+    from typer.testing import CliRunner
+
+    from onceflow.cli import app
+
+    result = CliRunner().invoke(app, ["cost", "--mix", "new=70,resent=30"])
+    assert result.exit_code == 2
+    [line] = [line for line in result.output.splitlines() if line.strip()]
+    assert "unknown path 'resent'" in line

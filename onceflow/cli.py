@@ -452,7 +452,7 @@ def cost(
     try:
         shares = parse_mix(mix or DEFAULT_MIX)
     except MixError as error:
-        console.print(f"[red]--mix: {error}[/red]")
+        console.print(f"[red]--mix: {error}[/red]", soft_wrap=True)
         raise typer.Exit(code=2) from None
     overrides = dict(item.partition("=")[::2] for item in parameter or [])
     _quiet_engine_logs()

@@ -16,20 +16,25 @@ RECORD_STATE = "Record event and order"
 PATH_NEW = "new"
 PATH_RESUMED = "resumed from pending"
 PATH_ALREADY_SENT = "already sent"
+PATH_EXPIRED = "already done, record expired"
 PATH_CONFLICT = "payload conflict"
 PATH_DEAD_LETTERED = "dead-lettered"
 PATH_OTHER = "other"
 
 
 def path_kind(execution: ExecutionResult) -> str:
+    """Which of statemachine/pipeline.asl.json's paths the execution took (by the states it entered)."""
     path = execution.path
-    if "Describe payload conflict" in path:
+    if any(state.startswith("Describe payload conflict") for state in path):
         return PATH_CONFLICT
-    if path and path[-1] == "Dead-lettered":
+    last = path[-1] if path else None
+    if last == "Dead-lettered":
         return PATH_DEAD_LETTERED
-    if path and path[-1] == "Already sent":
+    if last == "Already sent":
         return PATH_ALREADY_SENT
-    if path and path[-1] == "Done":
+    if last == "Already done, record expired":
+        return PATH_EXPIRED
+    if last == "Mark as sent" and execution.status == "SUCCEEDED":
         return PATH_RESUMED if "Look up earlier record" in path else PATH_NEW
     return PATH_OTHER
 

@@ -14,10 +14,10 @@ from tests.support import dead_letters, execution_input, order, order_rows, stat
 MOCK_CONFIG_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "test" / "MockConfigFile.json"
 ASL_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
 
-BUILD = "Build order record"
 RECORD = "Record event and order"
 LOOK_UP = "Look up earlier record"
 WHAT_IS_LEFT = "What is left to do?"
+SAME_PAYLOAD = "Same payload as the stored order?"
 PUBLISH = "Publish notification"
 MARK_SENT = "Mark as sent"
 DEAD_LETTER = "Send to dead-letter queue"
@@ -71,8 +71,8 @@ def seed_earlier_run(stack: LocalStack, status: str, execution_arn: str) -> None
             "status": {"S": status},
             "payload_hash": {"S": given["payload_hash"]},
             "received_at": {"S": given["received_at"]},
-            "ttl": {"N": str(given["ttl"])},
             "execution_arn": {"S": execution_arn},
+            **({"ttl": {"N": str(given["ttl"])}} if status == "sent" else {}),
         },
     )
     dynamodb.put_item(

@@ -60,14 +60,17 @@ def test_repo_file_is_valid_for_the_deployed_state_machine(mock_stack):
 
 
 def test_mocked_lookups_describe_the_event_the_tests_send():
-    """The mocked getItem answers carry the starter's payload_hash for the test event; a change in how the
-    starter hashes makes them stale, and this says so before the path assertions fail."""
+    """The mocked look-up answers (transactGetItems: the state record, then the order row) carry the
+    starter's payload_hash for the test event; a change in how the starter hashes makes them stale, and
+    this says so before the path assertions fail."""
     config = json.loads(MOCK_CONFIG_FILE.read_text())
     expected = event_input()["payload_hash"]
-    for name in ("EarlierRecordSent", "EarlierRecordPending"):
-        item = config["MockedResponses"][name]["0"]["Return"]["Item"]
-        assert item["event_id"]["S"] == EVENT_ID
-        assert item["payload_hash"]["S"] == expected, f"update {name} in {MOCK_CONFIG_FILE.name} to {expected}"
+    for name in ("EarlierRecordSent", "EarlierRecordPending", "OnlyTheOrderRemains"):
+        state, business = config["MockedResponses"][name]["0"]["Return"]["Responses"]
+        for item, key in ((state.get("Item"), "event_id"), (business["Item"], "order_id")):
+            if item is not None:
+                assert item[key]["S"] == EVENT_ID
+                assert item["payload_hash"]["S"] == expected, f"update {name} in {MOCK_CONFIG_FILE.name} to {expected}"
 
 
 def test_plain_arn_runs_unmocked(mock_stack):

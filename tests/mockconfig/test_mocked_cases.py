@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 from tests.mockconfig.cases import (
-    BUILD,
     DEAD_LETTER,
     EVENT_ID,
     LOOK_UP,
     MARK_SENT,
     PUBLISH,
     RECORD,
+    SAME_PAYLOAD,
     WHAT_IS_LEFT,
     attempts,
     dead_letters,
@@ -36,7 +36,7 @@ def test_happy_path_fully_mocked_writes_and_publishes_nothing(mock_stack, inbox)
     result = run_case(mock_stack, "HappyPath")
 
     assert result.status == "SUCCEEDED"
-    assert result.path == [BUILD, RECORD, PUBLISH, MARK_SENT, "Done"]
+    assert result.path == [RECORD, PUBLISH, MARK_SENT]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, PUBLISH: 1, MARK_SENT: 1}
     assert result.task_failures() == []
     # Every Task was mocked: the transaction, the publish and the update never reached a service.
@@ -50,7 +50,7 @@ def test_publish_throttled_twice_then_succeeds_after_real_write(mock_stack, inbo
     result = run_case(mock_stack, "PublishThrottledTwiceThenSucceeds")
 
     assert result.status == "SUCCEEDED"
-    assert result.path == [BUILD, RECORD, PUBLISH, MARK_SENT, "Done"]
+    assert result.path == [RECORD, PUBLISH, MARK_SENT]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, PUBLISH: 3, MARK_SENT: 1}
     assert [f["error"] for f in result.task_failures(PUBLISH)] == ["SNS.ThrottledException"] * 2
     # Record and Mark as sent were not mocked: they wrote for real.
@@ -66,7 +66,7 @@ def test_publish_failing_beyond_retries_dead_letters_and_leaves_record_pending(m
 
     assert result.status == "FAILED"
     assert result.error == "Onceflow.DeadLettered"
-    assert result.path == [BUILD, RECORD, PUBLISH, DEAD_LETTER, "Dead-lettered"]
+    assert result.path == [RECORD, PUBLISH, DEAD_LETTER, "Dead-lettered"]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, PUBLISH: 6, DEAD_LETTER: 1}  # MaxAttempts 5: 1 + 5 retries
     assert {f["error"] for f in result.task_failures(PUBLISH)} == {"SNS.InternalErrorException"}
     [state] = state_rows(mock_stack)
@@ -85,7 +85,7 @@ def test_record_cancelled_already_sent_does_nothing(mock_stack, inbox):
     result = run_case(mock_stack, "RecordCancelledAlreadySent")
 
     assert result.status == "SUCCEEDED"
-    assert result.path == [BUILD, RECORD, LOOK_UP, WHAT_IS_LEFT, "Already sent"]
+    assert result.path == [RECORD, LOOK_UP, WHAT_IS_LEFT, "Already sent"]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, LOOK_UP: 1}
     assert [f["error"] for f in result.task_failures(RECORD)] == ["DynamoDb.TransactionCanceledException"]
     assert state_rows(mock_stack) == []
@@ -101,7 +101,7 @@ def test_record_cancelled_pending_publishes_and_marks_the_earlier_record_sent(mo
     result = run_case(mock_stack, "RecordCancelledPending")
 
     assert result.status == "SUCCEEDED"
-    assert result.path == [BUILD, RECORD, LOOK_UP, WHAT_IS_LEFT, PUBLISH, MARK_SENT, "Done"]
+    assert result.path == [RECORD, LOOK_UP, WHAT_IS_LEFT, PUBLISH, MARK_SENT]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, LOOK_UP: 1, PUBLISH: 1, MARK_SENT: 1}
     # Publish and Mark as sent ran for real; the mocked Record rewrote nothing.
     [state] = state_rows(mock_stack)
@@ -120,7 +120,6 @@ def test_record_cancelled_different_payload_dead_letters_without_writing(mock_st
     assert result.status == "FAILED"
     assert result.error == "Onceflow.DeadLettered"
     assert result.path == [
-        BUILD,
         RECORD,
         LOOK_UP,
         WHAT_IS_LEFT,
@@ -133,7 +132,7 @@ def test_record_cancelled_different_payload_dead_letters_without_writing(mock_st
     assert order_rows(mock_stack) == []
     [letter] = dead_letters(mock_stack)
     assert letter.attributes["error"] == "Onceflow.PayloadConflict"
-    cause = json.loads(letter.attributes["cause"])["Cause"]
+    cause = letter.attributes["cause"]
     assert "0" * 64 in cause and event_input()["payload_hash"] in cause
     assert inbox.collect() == []
 
@@ -143,17 +142,16 @@ def test_record_cancelled_with_no_record_records_again_and_succeeds(mock_stack, 
 
     assert result.status == "SUCCEEDED"
     assert result.path == [
-        BUILD,
         RECORD,
         LOOK_UP,
         WHAT_IS_LEFT,
-        "First record retry?",
+        "Record again?",
         "Start counting record retries",
-        "Back off before retrying record",
+        "Count record retry",
+        "Back off before recording again",
         RECORD,  # entered again: Step Functions Local's invocation counter gives it response "1"
         PUBLISH,
         MARK_SENT,
-        "Done",
     ]
     assert attempts(result) == {**NO_TASKS, RECORD: 2, LOOK_UP: 1, PUBLISH: 1, MARK_SENT: 1}
     assert "[TransactionConflict, None]" in result.task_failures(RECORD)[0]["cause"]
@@ -162,3 +160,28 @@ def test_record_cancelled_with_no_record_records_again_and_succeeds(mock_stack, 
     assert order_rows(mock_stack) == []
     assert inbox.by_event_id() == {EVENT_ID: 1}
     assert dead_letters(mock_stack) == []
+
+
+def test_record_cancelled_with_only_the_order_left_ends_already_done(mock_stack, inbox):
+    """The state record expired (TTL) and only the business row's condition failed: nothing to do."""
+    result = run_case(mock_stack, "RecordCancelledRecordExpired")
+
+    assert result.status == "SUCCEEDED"
+    assert result.path == [RECORD, LOOK_UP, WHAT_IS_LEFT, SAME_PAYLOAD, "Already done, record expired"]
+    assert attempts(result) == {**NO_TASKS, RECORD: 1, LOOK_UP: 1}
+    assert "[None, ConditionalCheckFailed]" in result.task_failures(RECORD)[0]["cause"]
+    assert state_rows(mock_stack) == []
+    assert order_rows(mock_stack) == []
+    assert inbox.collect() == []
+    assert dead_letters(mock_stack) == []
+
+
+def test_record_cancelled_conflict_while_pending_dead_letters_unpublished(mock_stack, inbox):
+    """The payload hash is compared before the status: a pending record with another payload is a conflict."""
+    result = run_case(mock_stack, "RecordCancelledConflictWhilePending")
+
+    assert result.path == [RECORD, LOOK_UP, WHAT_IS_LEFT, "Describe payload conflict", DEAD_LETTER, "Dead-lettered"]
+    assert attempts(result) == {**NO_TASKS, RECORD: 1, LOOK_UP: 1, DEAD_LETTER: 1}
+    [letter] = dead_letters(mock_stack)
+    assert letter.attributes["error"] == "Onceflow.PayloadConflict"
+    assert inbox.collect() == []

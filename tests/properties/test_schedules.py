@@ -51,7 +51,6 @@ EXPLICIT = {
     "stop before Record": _stopped_at("before_record"),
     "stop after Record": _stopped_at("after_record"),
     "stop after Publish, before MarkSent": _stopped_at("after_publish_before_mark_sent"),
-    "stop after MarkSent": _stopped_at("after_mark_sent"),
     "stop a duplicate before its lookup": _stopped_at("before_lookup", copies=2),
     "stop on the way to the DLQ": Schedule(
         (Open("sns_publish", None, 1), Send(0), Interrupt(0, BOUNDARIES["before_dead_letter"]), Process())

@@ -10,6 +10,7 @@ from onceflow.ops.executions import wait_for
 from tests.statemachine.pipeline import (
     ALREADY_SENT_PATH,
     LOOK_UP,
+    MARK_SENT,
     NEW_EVENT_PATH,
     PENDING_PATH,
     RECORD,
@@ -46,7 +47,7 @@ def test_concurrent_executions_of_one_event_write_the_business_row_once(stack, i
     [state] = state_rows(stack)
     assert state["status"] == "sent"
     assert state["execution_arn"] == winner.arn
-    published = sum(1 for r in results if r.path[-1] == "Done")
+    published = sum(1 for r in results if r.path[-1] == MARK_SENT)
     assert inbox.by_event_id() == {"order-13": published}
     assert published >= 1
     assert dead_letters(stack) == []

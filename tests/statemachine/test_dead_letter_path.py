@@ -8,7 +8,13 @@ import json
 import pytest
 
 from onceflow.local.faults import sns_publish_failures, sqs_send_failures
-from tests.statemachine.pipeline import DEAD_LETTER, assert_dead_lettered, retrier, state_rows, task_errors
+from tests.statemachine.pipeline import (
+    DEAD_LETTER,
+    DEAD_LETTER_MAX_ATTEMPTS,
+    assert_dead_lettered,
+    state_rows,
+    task_errors,
+)
 from tests.support import order, run_execution
 
 SQS_ERROR = "SQS.SdkClientException"
@@ -33,12 +39,10 @@ def test_dead_letter_send_is_retried(stack):
 
 
 def test_dead_letter_send_failing_beyond_retries_fails_the_execution_with_the_sqs_error(stack):
-    backoff = retrier(stack, DEAD_LETTER, SQS_ERROR)
-
     with sns_publish_failures(), sqs_send_failures(_queue_name(stack.dead_letter_queue_url)) as fault:
         result = run_execution(stack, order("order-17"), name="order-17-first")
 
-    assert fault.injected == backoff.max_attempts + 1
+    assert fault.injected == DEAD_LETTER_MAX_ATTEMPTS + 1
     assert result.status == "FAILED"
     assert result.error == SQS_ERROR, "not Onceflow.DeadLettered: the safety net must dead-letter this one"
     assert result.path[-1] == DEAD_LETTER

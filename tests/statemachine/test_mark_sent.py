@@ -8,6 +8,7 @@ import json
 from onceflow.local.faults import dynamodb_throttling
 from tests.statemachine.pipeline import (
     MARK_SENT,
+    MARK_SENT_MAX_ATTEMPTS,
     NEW_EVENT_PATH,
     PENDING_PATH,
     assert_dead_lettered,
@@ -38,12 +39,10 @@ def test_throttled_mark_as_sent_is_retried(stack, inbox, embedded_aws):
 
 def test_mark_as_sent_failing_beyond_retries_is_dead_lettered_and_redriven(stack, inbox):
     body = order("order-15")
-    backoff = retrier(stack, MARK_SENT, THROUGHPUT_EXCEEDED)
-
     with dynamodb_throttling(operation="update_item"):
         failed = run_execution(stack, body, name="order-15-first")
 
-    assert task_errors(failed, MARK_SENT) == [THROUGHPUT_EXCEEDED] * (backoff.max_attempts + 1)
+    assert task_errors(failed, MARK_SENT) == [THROUGHPUT_EXCEEDED] * (MARK_SENT_MAX_ATTEMPTS + 1)
     dead_letter = assert_dead_lettered(stack, failed, THROUGHPUT_EXCEEDED, event_id="order-15", body=json.dumps(body))
     assert [row["status"] for row in state_rows(stack)] == ["pending"]
     assert inbox.by_event_id() == {"order-15": 1}

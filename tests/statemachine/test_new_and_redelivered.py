@@ -28,10 +28,12 @@ def test_new_event_is_recorded_published_and_marked_sent(stack, inbox):
     assert state["payload_hash"] == result.input["payload_hash"]
     assert state["execution_arn"] == result.arn
     assert state["sent_by"] == result.arn
-    assert state["ttl"] == result.input["ttl"]
+    assert state["ttl"] == result.input["ttl"], "the ttl is set when the event is marked sent"
+    assert "pending_since" not in state and "pending_shard" not in state, "off the pending index once sent"
     [business] = order_rows(stack)
     assert business["order_id"] == "order-1"
     assert json.loads(business["payload"]) == body
+    assert business["payload_hash"] == result.input["payload_hash"]
     assert business["execution_arn"] == result.arn
     [notification] = inbox.collect()
     assert notification.json == body

@@ -1,13 +1,18 @@
 """What a cancelled Record finds: a `pending` event is published only; another payload under a known
-event_id is dead-lettered untouched; a status nobody wrote is dead-lettered for an operator."""
+event_id is dead-lettered untouched, also while the first one is still pending; a status nobody wrote
+is dead-lettered for an operator."""
 
 from __future__ import annotations
 
 import json
 
+from onceflow.local.faults import sns_publish_failures
 from tests.statemachine.pipeline import (
+    CONFLICT,
+    DEAD_LETTERED_TAIL,
     LOOK_UP,
     PENDING_PATH,
+    PUBLISH,
     RECORD,
     assert_dead_lettered,
     dead_letters,
@@ -67,6 +72,36 @@ def test_conflicting_payload_for_a_known_event_id_is_dead_lettered_without_overw
     assert state["status"] == "sent"
     assert state["payload_hash"] == first.input["payload_hash"]
     assert inbox.by_event_id() == {"order-4": 1}
+
+
+def test_conflicting_payload_while_the_first_is_pending_is_dead_lettered_unpublished(stack, inbox):
+    """Issue 8 §6: the payload hash is checked before the status. Checking `pending` first would publish
+    the conflicting payload and mark the first event sent."""
+    original, conflicting = order("order-19", amount=10), order("order-19", amount=99)
+    with sns_publish_failures():
+        first = run_execution(stack, original, name="order-19-first")
+    assert [row["status"] for row in state_rows(stack)] == ["pending"]
+    first_dead_letter = assert_dead_lettered(
+        stack, first, "SNS.ThrottledException", event_id="order-19", body=json.dumps(original)
+    )
+    business_before = order_rows(stack)
+
+    conflict = run_execution(stack, conflicting, name="order-19-conflict")
+
+    assert conflict.path == [RECORD, LOOK_UP, "What is left to do?", CONFLICT, *DEAD_LETTERED_TAIL]
+    assert PUBLISH not in conflict.path
+    assert_dead_lettered(stack, conflict, "Onceflow.PayloadConflict", event_id="order-19", body=json.dumps(conflicting))
+    [state] = state_rows(stack)
+    assert (state["status"], state["payload_hash"]) == ("pending", first.input["payload_hash"])
+    assert order_rows(stack) == business_before
+    assert inbox.collect() == [], "neither payload was published"
+
+    # The first event is still whole: its redrive publishes the original payload once.
+    redriven = run_execution(stack, first_dead_letter.body, name="order-19-redrive")
+
+    assert redriven.path == PENDING_PATH
+    [notification] = inbox.collect()
+    assert notification.json == original
 
 
 def test_unknown_status_is_dead_lettered_for_an_operator(stack, inbox):

@@ -10,6 +10,7 @@ from tests.statemachine.pipeline import (
     NEW_EVENT_PATH,
     PENDING_PATH,
     PUBLISH,
+    PUBLISH_MAX_ATTEMPTS,
     assert_dead_lettered,
     assert_full_jitter,
     dead_letters,
@@ -44,6 +45,7 @@ def test_transient_publish_failures_are_retried_with_full_jitter_backoff(stack, 
 def test_publish_failing_beyond_retries_is_dead_lettered_and_a_redrive_publishes_once(stack, inbox, embedded_aws):
     body = order("order-7")
     backoff = retrier(stack, PUBLISH, THROTTLED)
+    assert backoff.max_attempts == PUBLISH_MAX_ATTEMPTS
 
     with sns_publish_failures() as fault:
         failed = run_execution(stack, body, name="order-7-first")
@@ -58,6 +60,9 @@ def test_publish_failing_beyond_retries_is_dead_lettered_and_a_redrive_publishes
     assert "Injected fault" in dead_letter.cause
     [state] = state_rows(stack)
     assert state["status"] == "pending", "the record stays pending so a redrive publishes without rewriting"
+    assert "ttl" not in state, "a pending record never expires"
+    assert state["pending_shard"] == failed.input["pending_shard"]
+    assert state["pending_since"] == state["recorded_at"], "the pending index's sort key: when Record ran"
     [business] = order_rows(stack)
     assert business["execution_arn"] == failed.arn
     assert inbox.collect() == []
@@ -74,13 +79,16 @@ def test_publish_failing_beyond_retries_is_dead_lettered_and_a_redrive_publishes
     assert dead_letters(stack) == []
 
 
-def test_dead_letter_message_carries_the_reason_of_a_missing_topic(stack):
-    """A permanent SNS error (the topic is gone) takes the same dead-letter path with its own name."""
+def test_a_missing_topic_is_dead_lettered_at_once_without_retries(stack, embedded_aws):
+    """A permanent SNS error (the topic is gone) cannot succeed on a retry: it takes the dead-letter path
+    with its own name after one attempt."""
     body = order("order-8")
     stack.client("sns").delete_topic(TopicArn=stack.notification_topic_arn)
 
     failed = run_execution(stack, body, name="order-8-first")
 
-    assert task_errors(failed, PUBLISH)[0] == "SNS.NotFoundException"
+    assert task_errors(failed, PUBLISH) == ["SNS.NotFoundException"]
+    assert failed.attempts(PUBLISH) == 1
+    assert embedded_aws.clock.retry_delays == []
     assert_dead_lettered(stack, failed, "SNS.NotFoundException", event_id="order-8", body=json.dumps(body))
     assert [row["status"] for row in state_rows(stack)] == ["pending"]

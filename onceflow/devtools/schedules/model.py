@@ -41,17 +41,15 @@ STATE_RECORD = "Record event and order"
 STATE_LOOKUP = "Look up earlier record"
 STATE_PUBLISH = "Publish notification"
 STATE_MARK_SENT = "Mark as sent"
-STATE_DONE = "Done"
 STATE_DEAD_LETTER = "Send to dead-letter queue"
 
 # Crash boundaries of an execution, named for the gap they stop in: entering a state is the moment
 # after the previous one ended. Publish goes straight to Mark as sent, so "after Publish" and
-# "before MarkSent" are the same gap.
+# "before MarkSent" are the same gap. Mark as sent ends the execution: there is no gap after it.
 BOUNDARIES: dict[str, str] = {
     "before_record": STATE_RECORD,
     "after_record": STATE_PUBLISH,
     "after_publish_before_mark_sent": STATE_MARK_SENT,
-    "after_mark_sent": STATE_DONE,
     "before_lookup": STATE_LOOKUP,
     "before_dead_letter": STATE_DEAD_LETTER,
 }

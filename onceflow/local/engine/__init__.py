@@ -21,6 +21,10 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
     selected += mocking.moto_patches()
+    # TransactGetItems honours ProjectionExpression (the workflow's look-up): onceflow/local/engine/transact_get.py.
+    from onceflow.local.engine import transact_get
+
+    selected += transact_get.patches()
     # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
     from onceflow.local.engine import test_state
 

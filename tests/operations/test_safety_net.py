@@ -1,29 +1,47 @@
 """The safety net: executions that end outside the dead-letter path reach the DLQ, and redrive recovers them.
 
-The route is template.yaml's EventBridge rule as deployed on the embedded AWS; the starter is the
-real one behind the emulated SQS event source.
+The route is template.yaml's EventBridge rule as deployed on the embedded AWS, to the real
+reconciler function (run by the local function runtime, invoked as EventBridge invokes a Lambda
+target: asynchronously, retried, then dead-lettered); the starter is the real one behind the
+emulated SQS event source.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+from collections.abc import Iterator
 
+import pytest
+from moto.sqs.exceptions import SQSException
+from moto.sqs.models import SQSBackend
+
+from onceflow.devtools.schedules.hooks import ExecutionInterrupts
+from onceflow.local import faults
 from onceflow.local.faults import sns_publish_failures, sqs_send_failures
+from onceflow.local.safety_net import ASYNC_ATTEMPTS, SafetyNet, ScheduledRuns
 from onceflow.local.template import load_sam_template
 from onceflow.ops.executions import wait_for, wait_for_all
 from onceflow.ops.observe import drain, scan
 from onceflow.ops.redrive import redrive
+from onceflow_common.status_change import needs_dead_letter
 from tests.support import order
 
+
+@pytest.fixture
+def interrupts(stack) -> Iterator[ExecutionInterrupts]:
+    """Stop an execution as it enters a chosen state (the operator's StopExecution)."""
+    with ExecutionInterrupts(stack.client("stepfunctions")).installed() as armed:
+        yield armed
+
+
 RESUMED_PENDING_PATH = [
-    "Build order record",
     "Record event and order",
     "Look up earlier record",
     "What is left to do?",
     "Publish notification",
     "Mark as sent",
-    "Done",
 ]
 
 
@@ -48,10 +66,24 @@ def test_the_emulated_route_is_the_templates_rule(stack, safety_net):
     declared = load_sam_template()["Resources"]["SafetyNetRule"]["Properties"]
     expected = copy.deepcopy(declared["EventPattern"])
     expected["detail"]["stateMachineArn"] = [stack.state_machine_arn]
+    reconciler = stack.functions["ReconcilerFunction"]
 
     assert safety_net.rule.pattern == expected
-    assert safety_net.rule.target_arns == (stack.outputs["DeadLetterQueueArn"],)
+    assert safety_net.rule.target_arns == (f"arn:aws:lambda:us-east-1:123456789012:function:{reconciler.name}",)
     assert {"status": ["FAILED"], "error": [{"anything-but": ["Onceflow.DeadLettered"]}]} in expected["detail"]["$or"]
+
+
+def test_the_rule_and_the_reconciler_agree_on_what_needs_a_dead_letter(stack, safety_net):
+    """The reconciler's sweep applies `needs_dead_letter` where the rule's pattern is not there to."""
+    statuses = ["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
+    errors = [None, "Onceflow.DeadLettered", "States.Runtime", "Operator.Stopped"]
+    for status, error in itertools.product(statuses, errors):
+        event = {
+            "source": "aws.states",
+            "detail-type": "Step Functions Execution Status Change",
+            "detail": {"stateMachineArn": stack.state_machine_arn, "status": status, "error": error},
+        }
+        assert safety_net.rule.matches(event) == needs_dead_letter(status, error), (status, error)
 
 
 def test_operator_stop_after_record_is_dead_lettered_and_redrive_resumes_on_the_pending_path(
@@ -76,19 +108,20 @@ def test_operator_stop_after_record_is_dead_lettered_and_redrive_resumes_on_the_
     assert drain(sqs, stack.dead_letter_queue_url, delete=False) == []
 
     swept = safety_net.sweep()
-    assert [(c.status, c.routed) for c in swept.changes] == [("ABORTED", True)]
+    assert [(c.status, c.routed, c.lost, c.failed) for c in swept.changes] == [("ABORTED", True, False, False)]
     [dead] = drain(sqs, stack.dead_letter_queue_url, delete=False)
-    detail = dead.json["detail"]
-    assert (dead.json["detail-type"], detail["status"], detail["executionArn"]) == (
-        "Step Functions Execution Status Change",
-        "ABORTED",
-        stopped.arn,
-    )
-    assert json.loads(detail["input"])["message"]["body"] == body
+    assert dead.body == body  # the original SQS body, with the reason in its attributes
+    assert {k: dead.attributes[k] for k in ("source", "error", "event_id", "execution_arn")} == {
+        "source": "reconciler",
+        "error": "Operator.Stopped",
+        "event_id": "order-stopped",
+        "execution_arn": stopped.arn,
+    }
+    assert dead.attributes["cause"] == "SNS incident"
 
     moved, resumed = _redrive_and_process(stack, event_source, already={stopped.arn})
 
-    assert (moved.moved, moved.items[0].source, moved.items[0].event_id) == (1, "safety-net", "order-stopped")
+    assert (moved.moved, moved.items[0].source, moved.items[0].event_id) == (1, "reconciler", "order-stopped")
     [result] = resumed
     assert (result.status, result.path) == ("SUCCEEDED", RESUMED_PENDING_PATH)
     assert _statuses(stack) == ["sent"]
@@ -128,10 +161,10 @@ def test_a_failing_dead_letter_path_is_caught_by_the_safety_net(stack, event_sou
     assert _statuses(stack) == ["pending"]
 
     swept = safety_net.sweep()  # the DLQ is reachable again, as EventBridge's retries would find it
-    assert [(c.error, c.routed) for c in swept.changes] == [(failed.error, True)]
+    assert [(c.error, c.routed, c.failed) for c in swept.changes] == [(failed.error, True, False)]
 
     moved, resumed = _redrive_and_process(stack, event_source, already={failed.arn})
-    assert moved.by_reason() == {f"safety-net: {failed.error}": 1}
+    assert moved.by_reason() == {f"reconciler: {failed.error}": 1}
     assert [r.path for r in resumed] == [RESUMED_PENDING_PATH]
     assert (_statuses(stack), _order_ids(stack)) == (["sent"], ["order-double-fault"])
     assert inbox.by_event_id() == {"order-double-fault": 1}
@@ -148,3 +181,37 @@ def test_sweeps_report_each_ended_execution_once_and_route_no_success(stack, eve
     assert [(c.status, c.routed) for c in first.changes] == [("SUCCEEDED", False)]
     assert second.changes == []
     assert drain(sqs, stack.dead_letter_queue_url) == []
+
+
+def test_a_status_change_the_reconciler_fails_on_goes_to_the_targets_dead_letter_queue(stack, event_source, interrupts):
+    """Lambda retries an asynchronous invocation twice, then sends the event to the function's
+    DeadLetterConfig queue (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html);
+    the scheduled sweep dead-letters the execution once the DLQ takes messages again."""
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    interrupts.arm("order-unlucky", "Publish notification", "stop")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-unlucky")))
+    event_source.run_until_empty()
+    [stopped] = wait_for_all(sfn, stack.state_machine_arn)
+    net = SafetyNet(stack)
+    # Not retryable by boto3 (a denied send), so each attempt fails at once.
+    denied = faults.inject(
+        SQSBackend,
+        "send_message",
+        lambda: SQSException("AccessDenied", "Injected fault: not authorized to send"),
+        applies=lambda queue_name, *args, **kwargs: queue_name.endswith(stack.dead_letter_queue_url.rsplit("/", 1)[1]),
+        name="sqs.send_message:AccessDenied",
+    )
+
+    with denied as dlq_denied:
+        swept = net.sweep()
+
+    assert dlq_denied.injected == ASYNC_ATTEMPTS
+    assert [(c.routed, c.failed) for c in swept.changes] == [(True, True)]
+    [parked] = drain(sqs, stack.functions["ReconcilerFunction"].dead_letter_queue_url)
+    assert parked.json["detail"]["executionArn"] == stopped.arn
+    assert drain(sqs, stack.dead_letter_queue_url, delete=False) == []
+
+    ScheduledRuns(stack, net.invoker).run()
+
+    [dead] = drain(sqs, stack.dead_letter_queue_url)
+    assert (dead.attributes["source"], dead.attributes["execution_arn"]) == ("reconciler", stopped.arn)

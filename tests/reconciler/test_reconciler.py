@@ -10,6 +10,7 @@ and through the sparse `pending-since` index, and dead-letters the original SQS 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from datetime import timedelta
 
@@ -156,21 +157,38 @@ def test_an_execution_that_dead_lettered_itself_is_not_dead_lettered_again(stack
     assert [m.attributes["source"] for m in dead] == ["state-machine"]
 
 
-def test_a_claim_left_by_a_crash_before_the_send_is_taken_over_later(stack, reconciler, interrupts):
-    """Claim, then the send fails (the run dies): nothing is sent, and the claim blocks other runs
-    only until it is stale (CLAIM_STALE_SECONDS, 900 in the template)."""
+def test_a_failed_send_releases_its_claim_so_the_retry_sends(stack, reconciler, interrupts):
+    [stopped] = start_and_stop(stack, interrupts, ["order-denied"])
+    with _dead_letter_queue_denied(stack) as denied, pytest.raises(ClientError, match="AccessDenied"):
+        reconciler.sweep()  # a function error: Lambda retries the invocation
+    assert denied.injected == 1
+
+    retried = reconciler.sweep()
+
+    assert retried["dead_lettered"] == [stopped.arn]
+    assert len(drain(stack.client("sqs"), stack.dead_letter_queue_url)) == 1
+
+
+class _Killed(BaseException):
+    """The function dies (timeout, out of memory): no except block of its code runs."""
+
+
+def test_a_claim_left_by_a_crash_before_the_send_is_taken_over_once_stale(stack, reconciler, interrupts, monkeypatch):
+    """Claim, then the run dies before the send: the claim blocks other runs only until it is stale
+    (CLAIM_STALE_SECONDS, 900 in the template); then a run takes it over and sends."""
     [stopped] = start_and_stop(stack, interrupts, ["order-crash"])
-    # Not retryable (a policy that denies the send), so boto3 gives up at once: no real waiting.
-    denied = faults.inject(
-        SQSBackend,
-        "send_message",
-        lambda: SQSException("AccessDenied", "Injected fault: not authorized to send"),
-        applies=lambda queue_name, *args, **kwargs: "DeadLetterQueue" in queue_name,
-        name="sqs.send_message:AccessDenied",
-    )
-    with denied as dlq_denied, pytest.raises(ClientError, match="AccessDenied"):
-        reconciler.sweep()  # the run dies between claim and send (Lambda: a function error)
-    assert dlq_denied.injected == 1
+    sender = sys.modules["reconciler.dead_letter"]
+    kills: list[str] = []
+
+    def killed(*args: object, **kwargs: object) -> str:
+        kills.append("send")
+        raise _Killed
+
+    with monkeypatch.context() as patched:
+        patched.setattr(sender, "send", killed)
+        with pytest.raises(_Killed):
+            reconciler.sweep()
+    assert kills == ["send"]
 
     soon = reconciler.sweep(after=timedelta(minutes=5))
     stale = reconciler.sweep(after=timedelta(minutes=20))
@@ -178,3 +196,15 @@ def test_a_claim_left_by_a_crash_before_the_send_is_taken_over_later(stack, reco
     assert soon["dead_lettered"] == [] and soon["already_handled"] >= 1
     assert stale["dead_lettered"] == [stopped.arn]
     assert len(drain(stack.client("sqs"), stack.dead_letter_queue_url)) == 1
+
+
+def _dead_letter_queue_denied(stack):
+    """SendMessage to the DLQ denied: not retryable by boto3, so the run fails at once."""
+    dead_letter_queue = stack.dead_letter_queue_url.rsplit("/", 1)[1]
+    return faults.inject(
+        SQSBackend,
+        "send_message",
+        lambda: SQSException("AccessDenied", "Injected fault: not authorized to send"),
+        applies=lambda queue_name, *args, **kwargs: queue_name.endswith(dead_letter_queue),
+        name="sqs.send_message:AccessDenied",
+    )

@@ -1,9 +1,10 @@
 """The reconciler's own table: one marker per execution it has dealt with, and its checkpoint.
 
 A dead letter is sent in three steps: claim (a conditional put: only one run, or one of a status
-change event and a sweep, wins), send, complete. A crash between claim and send leaves a claim
-that is never completed; once it is older than `stale_seconds` a later run takes it over and
-sends. A crash between send and complete does the same, so that event is dead-lettered twice:
+change event and a sweep, wins), send, complete. A send that fails releases the claim (Lambda's
+retry of the invocation, or the next sweep, sends it). A crash between claim and send (the
+function timed out or was killed) leaves a claim that is never completed; once it is older than
+`stale_seconds` a later run takes it over and sends. A crash between send and complete does the same, so that event is dead-lettered twice:
 SQS has no transaction to join, and a duplicate dead letter costs only a redrive that the
 pipeline absorbs (its event is already recorded), while a lost one would break R1.
 
@@ -96,6 +97,20 @@ class Claims:
                 ConditionExpression="claimed_at = :mine",
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues={":done": {"S": DEAD_LETTERED}, ":mine": {"N": str(claim.claimed_at)}},
+            )
+        except ClientError as error:
+            if not _conditional_check_failed(error):
+                raise
+
+    def release(self, claim: Claim) -> None:
+        """Give up a claim whose dead letter was not sent (the send failed)."""
+        try:
+            self._dynamodb.delete_item(
+                TableName=self._table,
+                Key={"pk": {"S": claim.key}},
+                ConditionExpression="claimed_at = :mine AND #state = :claimed",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={":mine": {"N": str(claim.claimed_at)}, ":claimed": {"S": CLAIMED}},
             )
         except ClientError as error:
             if not _conditional_check_failed(error):

@@ -131,7 +131,10 @@ class Reconciler:
             self.outcome.already_handled += 1
             return
         # Pending although its execution succeeded, or dead-lettered so long ago that the dead
-        # letter may have expired from the queue: give an operator a fresh one.
+        # letter may have expired from the queue: give an operator a fresh one, unless another
+        # execution (a redrive) has marked it sent since the index was read.
+        if not self._still_pending(pending.event_id):
+            return
         cause = (
             f"event {pending.event_id} pending since {pending.pending_since}; its execution ended "
             f"{execution.status}{f' ({execution.error})' if execution.error else ''} and no dead letter of it "
@@ -147,9 +150,13 @@ class Reconciler:
         if claim is None:
             self.outcome.already_handled += 1
             return
-        if execution.input is None:
-            execution = self._describe(execution.execution_arn) or execution
-        dead_letter.send(self.sqs, self.settings.dead_letter_queue_url, execution, reason)
+        try:
+            if execution.input is None:
+                execution = self._describe(execution.execution_arn) or execution
+            dead_letter.send(self.sqs, self.settings.dead_letter_queue_url, execution, reason)
+        except Exception:
+            self.claims.release(claim)  # a retry of this invocation may send it; a crash leaves it to go stale
+            raise
         self.claims.complete(claim)
         self.outcome.dead_lettered.append(execution.execution_arn)
 
@@ -162,6 +169,16 @@ class Reconciler:
                 return None
             raise
         return EndedExecution.from_description(described)
+
+    def _still_pending(self, event_id: str) -> bool:
+        item = self.dynamodb.get_item(
+            TableName=self.settings.processed_events_table,
+            Key={"event_id": {"S": event_id}},
+            ProjectionExpression="#status",
+            ExpressionAttributeNames={"#status": "status"},
+            ConsistentRead=True,
+        ).get("Item")
+        return item is not None and item.get("status", {}).get("S") == "pending"
 
     def _may_continue(self) -> bool:
         if self._deadline is not None and time.monotonic() > self._deadline:

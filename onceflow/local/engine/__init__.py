@@ -33,4 +33,8 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import redrive_execution
 
     selected += redrive_execution.moto_patches()
+    # StartSyncExecution (Express, returns when the execution ends): onceflow/local/engine/sync_execution.py.
+    from onceflow.local.engine import sync_execution
+
+    selected += sync_execution.moto_patches(request_lock)
     return selected

@@ -28,7 +28,7 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
     from onceflow.local.engine import test_state
 
-    selected += test_state.moto_patches()
+    selected += test_state.moto_patches(request_lock)
     # RedriveExecution (resume at the unsuccessful state, history kept, redrive fields): redrive_execution.py.
     from onceflow.local.engine import redrive_execution
 

@@ -24,8 +24,10 @@ Validation messages are those LocalStack's parity tests recorded against AWS.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -575,7 +577,25 @@ def _validate(value: Any, shape: Shape, name: str | None, strict: bool) -> None:
         raise _schema_error(f"Field '{name}' must be a boolean")
 
 
-def _test_state_action(self: StepFunctionResponse) -> Any:
+@contextlib.contextmanager
+def _released(lock: Any) -> Iterator[None]:
+    """The embedded server's request lock, let go while the state runs: a Task's service call
+    comes back to the same server (another request), which would otherwise wait for this one."""
+    if lock is None:
+        yield
+        return
+    try:
+        lock.release()
+    except RuntimeError:  # not held by this thread (a server without the request lock)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.acquire()
+
+
+def _test_state_action(self: StepFunctionResponse, request_lock: Any = None) -> Any:
     from moto.core.responses import ActionResult
 
     params = {
@@ -594,7 +614,9 @@ def _test_state_action(self: StepFunctionResponse) -> Any:
         )
     }
     request = parse_request(params)
-    return ActionResult(run(request, account_id=self.current_account, region=self.region))
+    with _released(request_lock):
+        output = run(request, account_id=self.current_account, region=self.region)
+    return ActionResult(output)
 
 
 def moto_needs() -> list[Any]:
@@ -627,6 +649,10 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches() -> list[Patch]:
+def moto_patches(request_lock: Any = None) -> list[Patch]:
     """TestState routed to this module (moto 5.2.5 has no `test_state` response method)."""
-    return [(StepFunctionResponse, "test_state", _test_state_action)]
+
+    def test_state(self: StepFunctionResponse) -> Any:
+        return _test_state_action(self, request_lock)
+
+    return [(StepFunctionResponse, "test_state", test_state)]

@@ -1,0 +1,339 @@
+"""TestState on the embedded endpoint, called with the plain boto3 `test_state`, answers as AWS does.
+
+API: https://docs.aws.amazon.com/step-functions/latest/apireference/API_TestState.html (request and
+response members as botocore's service model has them). Behaviour: the developer guide's "Testing
+state machines with TestState API" (https://docs.aws.amazon.com/step-functions/latest/dg/test-state-isolation.html):
+inspection levels, a whole definition with stateName, mocks (result / errorOutput,
+fieldValidationMode), stateConfiguration.retrierRetryCount and the RETRIABLE / CAUGHT_ERROR
+statuses. Validation messages are the ones LocalStack's parity tests recorded against AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError, EndpointConnectionError
+
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from tests.engine.harness import ROLE_ARN, Account
+
+TOPIC_ARN = f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:test-state-topic"
+
+
+def sfn(account: Account, inject_host_prefix: bool = False) -> Any:
+    """TestState goes to a `sync-` host prefix on AWS; a local endpoint has no such host."""
+    return boto3.client(
+        "stepfunctions",
+        endpoint_url=account.aws.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(inject_host_prefix=inject_host_prefix, retries={"total_max_attempts": 1}),
+    )
+
+
+def test_state(account: Account, state: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    kwargs.setdefault("input", "{}")
+    response = sfn(account).test_state(definition=json.dumps(state), **kwargs)
+    response.pop("ResponseMetadata")
+    return response
+
+
+test_state.__test__ = False  # type: ignore[attr-defined]
+
+
+def error_of(call: Any) -> tuple[str, str]:
+    with pytest.raises(ClientError) as caught:
+        call()
+    return caught.value.response["Error"]["Code"], caught.value.response["Error"]["Message"]
+
+
+PUBLISH = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::sns:publish",
+    "Parameters": {"TopicArn": TOPIC_ARN, "Message.$": "$.message"},
+    "ResultSelector": {"id.$": "$.MessageId"},
+    "ResultPath": "$.published",
+    "Retry": [
+        {"ErrorEquals": ["SNS.InternalErrorException"], "MaxAttempts": 1, "IntervalSeconds": 1},
+        {"ErrorEquals": ["SNS.ThrottledException"], "MaxAttempts": 3, "IntervalSeconds": 2, "BackoffRate": 2},
+    ],
+    "Catch": [{"ErrorEquals": ["SNS.ThrottledException"], "ResultPath": "$.error", "Next": "Dead-letter"}],
+    "Next": "Mark as sent",
+}
+
+
+def test_plain_call_needs_inject_host_prefix_false_on_a_local_endpoint(account: Account) -> None:
+    definition = json.dumps({"Type": "Pass", "End": True})
+    with pytest.raises(EndpointConnectionError, match=re.escape("http://sync-127.0.0.1:")):
+        sfn(account, inject_host_prefix=True).test_state(definition=definition)
+    assert sfn(account).test_state(definition=definition)["status"] == "SUCCEEDED"
+
+
+def test_info_level_returns_output_and_next_state_only(account: Account) -> None:
+    response = test_state(
+        account, {"Type": "Pass", "Result": {"b": 2}, "ResultPath": "$.r", "Next": "Later"}, input='{"a":1}'
+    )
+    assert response == {"status": "SUCCEEDED", "output": '{"a":1,"r":{"b":2}}', "nextState": "Later"}
+
+
+def test_debug_level_shows_each_data_flow_step(account: Account) -> None:
+    state = {
+        "Type": "Pass",
+        "InputPath": "$.order",
+        "Parameters": {"id.$": "$.id", "kind": "order"},
+        "ResultPath": "$.shaped",
+        "End": True,
+    }
+    response = test_state(account, state, input='{"order":{"id":"o-1"},"other":1}', inspectionLevel="DEBUG")
+    assert response["status"] == "SUCCEEDED"
+    assert "nextState" not in response
+    assert response["inspectionData"] == {
+        "input": '{"order":{"id":"o-1"},"other":1}',
+        "afterInputPath": '{"id":"o-1"}',
+        "afterParameters": '{"id":"o-1","kind":"order"}',
+        "result": '{"id":"o-1","kind":"order"}',
+        "afterResultSelector": '{"id":"o-1","kind":"order"}',
+        # ResultPath places the result into the state's input, not into what InputPath selected.
+        "afterResultPath": '{"order":{"id":"o-1"},"other":1,"shaped":{"id":"o-1","kind":"order"}}',
+    }
+    assert response["output"] == '{"order":{"id":"o-1"},"other":1,"shaped":{"id":"o-1","kind":"order"}}'
+
+
+def test_trace_level_is_debug_for_states_that_are_not_http_tasks(account: Account) -> None:
+    state = {"Type": "Pass", "End": True}
+    debug = test_state(account, state, input='{"a":1}', inspectionLevel="DEBUG")
+    trace = test_state(account, state, input='{"a":1}', inspectionLevel="TRACE")
+    assert trace == debug
+    assert "request" not in trace["inspectionData"] and "response" not in trace["inspectionData"]
+
+
+def test_whole_definition_with_state_name_tests_that_state(account: Account) -> None:
+    machine = {
+        "StartAt": "First",
+        "States": {
+            "First": {"Type": "Pass", "Result": "first", "Next": "Second"},
+            "Second": {"Type": "Pass", "Parameters": {"me.$": "$$.State.Name"}, "Next": "Third"},
+            "Third": {"Type": "Succeed"},
+        },
+    }
+    response = test_state(account, machine, stateName="Second")
+    assert response == {"status": "SUCCEEDED", "output": '{"me":"Second"}', "nextState": "Third"}
+
+
+def test_state_name_not_in_the_definition_is_a_validation_error(account: Account) -> None:
+    machine = {"StartAt": "Only", "States": {"Only": {"Type": "Succeed"}}}
+    assert error_of(lambda: test_state(account, machine, stateName="Other")) == (
+        "ValidationException",
+        "State not found in definition",
+    )
+
+
+def test_variables_are_reported_in_inspection_data(account: Account) -> None:
+    """Reading them in the state needs moto's JSONata evaluator, which moto 5.2.5 ships without."""
+    state = {"Type": "Pass", "End": True}
+    response = test_state(account, state, variables='{"greeting":"hello"}', inspectionLevel="DEBUG")
+    assert response["status"] == "SUCCEEDED"
+    assert response["inspectionData"]["variables"] == '{"greeting":"hello"}'
+
+
+def test_variables_must_be_a_json_object(account: Account) -> None:
+    code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "End": True}, variables="[1]"))
+    assert code == "ValidationException"
+
+
+CHOICE = {
+    "Type": "Choice",
+    "Choices": [{"Variable": "$.status", "StringEquals": "sent", "Next": "Already sent"}],
+}
+
+
+def test_choice_reports_the_branch_taken(account: Account) -> None:
+    taken = test_state(account, CHOICE, input='{"status":"sent"}')
+    assert taken == {"status": "SUCCEEDED", "output": '{"status":"sent"}', "nextState": "Already sent"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="moto's Choice raises a Python RuntimeError (States.Runtime) when no rule matches and "
+    "there is no Default; AWS fails with States.NoChoiceMatched (error-handling page). An engine "
+    "strictness gap, for engine/strict.py, not TestState.",
+)
+def test_choice_without_a_match_or_default_fails_with_no_choice_matched(account: Account) -> None:
+    unmatched = test_state(account, CHOICE, input='{"status":"other"}')
+    assert (unmatched["status"], unmatched["error"]) == ("FAILED", "States.NoChoiceMatched")
+
+
+def test_fail_state_returns_its_error_and_cause(account: Account) -> None:
+    response = test_state(account, {"Type": "Fail", "Error": "Onceflow.DeadLettered", "Cause": "conflict"})
+    assert response == {"status": "FAILED", "error": "Onceflow.DeadLettered", "cause": "conflict"}
+
+
+def test_task_calls_the_real_service_without_a_mock(account: Account) -> None:
+    account.client("sns").create_topic(Name="test-state-topic")
+    response = test_state(account, PUBLISH, input='{"message":"hi"}', roleArn=ROLE_ARN, inspectionLevel="DEBUG")
+    assert response["status"] == "SUCCEEDED"
+    assert response["nextState"] == "Mark as sent"
+    published = json.loads(response["output"])["published"]
+    assert set(published) == {"id"} and published["id"]
+    assert json.loads(response["inspectionData"]["afterParameters"]) == {"TopicArn": TOPIC_ARN, "Message": "hi"}
+
+
+def test_task_without_role_or_mock_is_a_validation_error(account: Account) -> None:
+    assert error_of(lambda: test_state(account, PUBLISH, input='{"message":"hi"}')) == (
+        "ValidationException",
+        "RoleArn must be specified when testing a Task state",
+    )
+
+
+def test_mocked_result_replaces_the_call_and_needs_no_role(account: Account) -> None:
+    response = test_state(
+        account,
+        PUBLISH,
+        input='{"message":"hi"}',
+        inspectionLevel="DEBUG",
+        mock={"result": '{"MessageId":"m-1"}'},
+    )
+    assert response["status"] == "SUCCEEDED"
+    assert response["output"] == '{"message":"hi","published":{"id":"m-1"}}'
+    assert response["inspectionData"]["result"] == '{"MessageId":"m-1"}'
+    assert response["inspectionData"]["afterResultSelector"] == '{"id":"m-1"}'
+
+
+def test_mocked_error_a_retrier_retries_is_retriable(account: Account) -> None:
+    """retrierRetryCount is the number of retries already made by the Retrier that matches."""
+    mock = {"errorOutput": {"error": "SNS.ThrottledException", "cause": "Rate exceeded"}}
+    for retries_made, backoff in ((0, 2), (1, 4), (2, 8)):
+        response = test_state(
+            account,
+            PUBLISH,
+            input='{"message":"hi"}',
+            inspectionLevel="DEBUG",
+            mock=mock,
+            stateConfiguration={"retrierRetryCount": retries_made},
+        )
+        assert response["status"] == "RETRIABLE"
+        assert (response["error"], response["cause"]) == ("SNS.ThrottledException", "Rate exceeded")
+        assert "nextState" not in response and "output" not in response
+        assert response["inspectionData"]["errorDetails"] == {
+            "retryIndex": 1,
+            "retryBackoffIntervalSeconds": backoff,
+        }
+
+
+def test_mocked_error_past_the_retries_is_caught(account: Account) -> None:
+    response = test_state(
+        account,
+        PUBLISH,
+        input='{"message":"hi"}',
+        inspectionLevel="DEBUG",
+        mock={"errorOutput": {"error": "SNS.ThrottledException", "cause": "Rate exceeded"}},
+        stateConfiguration={"retrierRetryCount": 3},
+    )
+    assert response["status"] == "CAUGHT_ERROR"
+    assert response["nextState"] == "Dead-letter"
+    assert (response["error"], response["cause"]) == ("SNS.ThrottledException", "Rate exceeded")
+    assert json.loads(response["output"]) == {
+        "message": "hi",
+        "error": {"Error": "SNS.ThrottledException", "Cause": "Rate exceeded"},
+    }
+    assert response["inspectionData"]["errorDetails"] == {"catchIndex": 0}
+
+
+def test_mocked_error_nothing_handles_fails(account: Account) -> None:
+    response = test_state(
+        account,
+        PUBLISH,
+        input='{"message":"hi"}',
+        mock={"errorOutput": {"error": "SNS.InternalErrorException", "cause": "boom"}},
+        stateConfiguration={"retrierRetryCount": 1},
+    )
+    assert response == {"status": "FAILED", "error": "SNS.InternalErrorException", "cause": "boom"}
+
+
+START_EXECUTION = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::aws-sdk:sfn:startExecution",
+    "Parameters": {"StateMachineArn": f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:child"},
+    "End": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("mode", "result", "expected"),
+    [
+        # StartExecutionOutput requires executionArn and startDate (SFN-cased for the aws-sdk integration).
+        (
+            "STRICT",
+            {"ExecutionArn": "arn"},
+            "Mock result schema validation error: Required field 'StartDate' is missing",
+        ),
+        ("STRICT", {"ExecutionArn": "arn", "StartDate": "2025-01-01T00:00:00Z"}, None),
+        ("PRESENT", {"ExecutionArn": "arn"}, None),
+        ("PRESENT", {"ExecutionArn": 7}, "Mock result schema validation error: Field 'ExecutionArn' must be a string"),
+        ("NONE", {"ExecutionArn": 7}, None),
+    ],
+)
+def test_field_validation_mode_checks_the_mock_against_the_api_output(
+    account: Account, mode: str, result: dict[str, Any], expected: str | None
+) -> None:
+    mock = {"result": json.dumps(result), "fieldValidationMode": mode}
+    if expected is None:
+        assert test_state(account, START_EXECUTION, mock=mock)["status"] == "SUCCEEDED"
+    else:
+        assert error_of(lambda: test_state(account, START_EXECUTION, mock=mock)) == ("ValidationException", expected)
+
+
+def test_field_validation_defaults_to_strict(account: Account) -> None:
+    code, message = error_of(lambda: test_state(account, START_EXECUTION, mock={"result": "{}"}))
+    assert code == "ValidationException" and "Required field" in message
+
+
+@pytest.mark.parametrize(
+    ("state", "kwargs", "expected"),
+    [
+        (
+            {"Type": "Pass", "End": True},
+            {"mock": {"result": "{}"}},
+            ("ValidationException", "State type 'Pass' is not supported when a mock is specified"),
+        ),
+        (
+            PUBLISH,
+            {"mock": {"result": "{}", "errorOutput": {"error": "E"}}},
+            ("ValidationException", "A test mock should have only one of the following fields: [result, errorOutput]."),
+        ),
+        (
+            PUBLISH,
+            {"mock": {"result": "{}"}, "revealSecrets": True},
+            ("ValidationException", "TestState does not support RevealSecrets when a mock is specified."),
+        ),
+        (
+            {"Type": "Parallel", "Branches": [], "End": True},
+            {},
+            (
+                "InvalidDefinition",
+                "TestState API does not support Map or Parallel states. "
+                "Supported state types include: [Task, Wait, Pass, Succeed, Fail, Choice]",
+            ),
+        ),
+    ],
+)
+def test_requests_aws_rejects_are_rejected(
+    account: Account, state: dict[str, Any], kwargs: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    assert error_of(lambda: test_state(account, state, **kwargs)) == expected
+
+
+def test_input_that_is_not_json_is_invalid_execution_input(account: Account) -> None:
+    code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "End": True}, input="{not json"))
+    assert code == "InvalidExecutionInput"
+
+
+def test_broken_definition_is_invalid_definition(account: Account) -> None:
+    code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "Next": 5}))
+    assert code == "InvalidDefinition"

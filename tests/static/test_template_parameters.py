@@ -1,0 +1,121 @@
+"""template.yaml's parameters deploy only in combinations that work on AWS, and its windows are the
+ones the docs state. The template is read as data; its Rules are evaluated here as CloudFormation
+evaluates them (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/rules-section-structure.html)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from onceflow.local.template import load_sam_template
+
+FOURTEEN_DAYS = 14 * 86_400
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_sam_template()
+
+
+def _evaluate(expression: Any, parameters: dict[str, str]) -> Any:
+    """The rule-specific intrinsics the template uses; anything else fails the test rather than pass."""
+    if isinstance(expression, (str, int)):
+        return str(expression)
+    if isinstance(expression, list):
+        return [_evaluate(member, parameters) for member in expression]
+    [(function, argument)] = expression.items()
+    if function == "Ref":
+        return parameters[argument]
+    if function == "Fn::Not":
+        [inner] = argument
+        return not _evaluate(inner, parameters)
+    if function == "Fn::Equals":
+        left, right = _evaluate(argument, parameters)
+        return left == right
+    if function == "Fn::Contains":
+        values, value = _evaluate(argument, parameters)
+        return value in values
+    raise AssertionError(f"rule function {function} is not modelled by this test")
+
+
+def refused(template: dict[str, Any], **overrides: Any) -> list[str]:
+    """The AssertDescriptions of the rules these parameter values break (defaults for the rest)."""
+    parameters = {name: str(spec.get("Default", "")) for name, spec in template["Parameters"].items()}
+    parameters.update({name: str(value) for name, value in overrides.items()})
+    broken = []
+    for rule in template["Rules"].values():
+        if "RuleCondition" in rule and not _evaluate(rule["RuleCondition"], parameters):
+            continue
+        broken += [a["AssertDescription"] for a in rule["Assertions"] if not _evaluate(a["Assert"], parameters)]
+    return broken
+
+
+def test_the_defaults_deploy(template):
+    assert refused(template) == []
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "window", "ok"), [(10, 0, True), (11, 0, False), (100, 0, False), (100, 1, True)]
+)
+def test_batches_above_ten_need_a_batching_window(template, batch_size, window, ok):
+    """Lambda refuses BatchSize > 10 with no batching window when it creates the event source mapping
+    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html)."""
+    broken = refused(template, BatchSize=batch_size, MaximumBatchingWindowInSeconds=window)
+    assert (broken == []) == ok, broken
+
+
+def test_express_cannot_be_deployed_by_accident(template):
+    [reason] = refused(template, StateMachineType="EXPRESS")
+    assert "EXPRESS" in reason
+
+
+def test_a_full_batch_fits_in_the_starters_timeout(template):
+    """The starter hands its records over one by one; at 250 ms per StartExecution in the worst case
+    (p99 plus an SDK retry on throttling) the largest batch must end inside the function's timeout."""
+    batch = template["Parameters"]["BatchSize"]
+    timeout = template["Resources"]["StarterFunction"]["Properties"]["Timeout"]
+    standard_timeout = timeout["Fn::If"][2] if isinstance(timeout, dict) else timeout
+    assert batch["MaxValue"] == 100
+    assert batch["MaxValue"] * 0.25 <= standard_timeout
+
+
+def test_queue_retention_is_the_maximum_and_records_outlive_it(template):
+    resources = template["Resources"]
+    assert resources["SourceQueue"]["Properties"]["MessageRetentionPeriod"] == FOURTEEN_DAYS
+    assert resources["DeadLetterQueue"]["Properties"]["MessageRetentionPeriod"] == FOURTEEN_DAYS
+    # A moved message keeps its original enqueue time: 14 days after it was sent it is gone from both
+    # queues, so a record kept longer than that is found by every SQS redelivery.
+    assert template["Parameters"]["RecordRetentionDays"]["MinValue"] * 86_400 > FOURTEEN_DAYS
+
+
+def test_only_the_state_record_expires(template):
+    resources = template["Resources"]
+    ttl = resources["ProcessedEventsTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": "ttl", "Enabled": True}
+    assert "TimeToLiveSpecification" not in resources["OrderRecordsTable"]["Properties"], (
+        "the business row is what keeps a resend after RecordRetentionDays from being written twice"
+    )
+
+
+def test_state_machine_logs_errors_without_execution_data_by_default(template):
+    parameters = template["Parameters"]
+    assert parameters["StateMachineLogLevel"]["Default"] == "ERROR"
+    assert "ALL" in parameters["StateMachineLogLevel"]["AllowedValues"]
+    assert parameters["StateMachineLogExecutionData"]["Default"] == "false"
+    logging = template["Resources"]["PipelineStateMachine"]["Properties"]["Logging"]
+    assert logging["Level"] == {"Ref": "StateMachineLogLevel"}
+    assert logging["IncludeExecutionData"] == {"Ref": "StateMachineLogExecutionData"}
+
+
+def test_the_state_machine_may_read_the_business_row(template):
+    """The look-up reads the order row (TransactGetItems needs GetItem on each table); moto does not
+    enforce IAM, so only this test sees a missing grant."""
+    statements = template["Resources"]["PipelineStateMachine"]["Properties"]["Policies"][0]["Statement"]
+    on_orders = {
+        action
+        for statement in statements
+        if statement["Resource"] == {"Fn::GetAtt": ["OrderRecordsTable", "Arn"]}
+        for action in statement["Action"]
+    }
+    assert {"dynamodb:PutItem", "dynamodb:GetItem"} <= on_orders

@@ -8,6 +8,7 @@ on the local endpoint by default or on AWS with `--aws --stack-name NAME`.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import time
@@ -44,6 +45,8 @@ class _OneLineErrors(TyperGroup):
     """A user's mistake gets one line on stderr naming the value and what is allowed, never a traceback."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        words = [w for w in (args[0] if args else kwargs.get("args")) or sys.argv[1:] if not w.startswith("-")]
+        command = f"onceflow {words[0]}" if words and words[0] in self.commands else "onceflow"
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except TyperException as error:
@@ -51,8 +54,7 @@ class _OneLineErrors(TyperGroup):
                 typer.echo(error.format_message())
                 code = 2
             else:
-                ctx = getattr(error, "ctx", None)
-                typer.echo(f"{ctx.command_path if ctx else 'onceflow'}: {error.format_message()}", err=True)
+                typer.echo(f"{command}: {error.format_message()}", err=True)
                 code = error.exit_code
         except typer.Abort:
             typer.echo("aborted", err=True)
@@ -63,7 +65,11 @@ class _OneLineErrors(TyperGroup):
 
 
 app = typer.Typer(
-    help=__doc__, no_args_is_help=True, add_completion=False, cls=_OneLineErrors, pretty_exceptions_enable=False
+    help=__doc__.split("\n\n")[0],
+    no_args_is_help=True,
+    add_completion=False,
+    cls=_OneLineErrors,
+    pretty_exceptions_enable=False,
 )
 
 EndpointOption = Annotated[
@@ -92,10 +98,32 @@ def _stack(endpoint: str, stack_name: str, aws: bool) -> StackResources:
         raise CommandError(str(problem)) from None
 
 
+def _at_least(minimum: int) -> Any:
+    def check(value: int | None) -> int | None:
+        if value is not None and value < minimum:
+            raise typer.BadParameter(f"{value}: must be {minimum} or more")
+        return value
+
+    return check
+
+
 def _duplicate_share(value: float) -> float:
     if not 0 <= value < 1:
         raise typer.BadParameter(f"{value}: a share of the messages, at least 0 and below 1 (e.g. 0.3)")
     return value
+
+
+def _local_only_environment() -> None:
+    """`start` and `demo` are wholly local: nothing in this process may pick up the user's AWS
+    profile, session or config files (the starter runs in-process with this environment)."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        os.environ.pop(name, None)
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_CONFIG_FILE=os.devnull,
+        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+    )
 
 
 def _quiet_engine_logs() -> None:
@@ -106,10 +134,10 @@ def _quiet_engine_logs() -> None:
 
 
 def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, str]) -> None:
-    table = Table(title=f"Stack {stack.stack_name} (its outputs)", show_header=False)
+    console.print(f"Stack {stack.stack_name} is up at {endpoint_url}; its outputs:", highlight=False)
+    width = max(map(len, stack.outputs), default=0)
     for key, value in sorted(stack.outputs.items()):
-        table.add_row(key, value)
-    console.print(table)
+        console.print(f"  {key:<{width}}  {value}", soft_wrap=True, highlight=False)
     console.print("Everything lives in memory in this process: Ctrl-C stops it and forgets it all.")
     console.print("In another shell, for boto3, the AWS CLI and `onceflow`, paste:")
     exports = " ".join(f"{key}={value}" for key, value in environment.items())
@@ -138,6 +166,7 @@ def start(
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
+    _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
     from onceflow.local.logs import CloudWatchLogsStream
     from onceflow.local.pipeline import LocalPipeline
@@ -175,7 +204,7 @@ def send(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
-    count: Annotated[int, typer.Option(min=0, help="Orders to generate.")] = 10,
+    count: Annotated[int, typer.Option(callback=_at_least(0), help="Orders to generate.")] = 10,
     duplicates: Annotated[
         float, typer.Option(callback=_duplicate_share, help="Share of messages that resend an earlier order (0–<1).")
     ] = 0.0,
@@ -212,7 +241,7 @@ def send(
         )
         if response.get("Failed"):
             _fail(f"the source queue refused {len(response['Failed'])} messages: {response['Failed'][0]}")
-    console.print(f"sent {len(bodies)} messages: {described}", highlight=False)
+    typer.echo(f"sent {len(bodies)} messages: {described}")
 
 
 @app.command()
@@ -220,13 +249,16 @@ def status(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
-    last: Annotated[int, typer.Option(min=0, help="Show the paths of this many latest executions.")] = 20,
+    last: Annotated[
+        int, typer.Option(callback=_at_least(0), help="Show the paths of this many latest executions.")
+    ] = 20,
 ) -> None:
     """Summary counts, the latest executions in time order with their paths, the dead letters' reasons."""
     from onceflow.ops.status import read_status
 
     stack = _stack(endpoint, stack_name, aws)
     report = read_status(stack, last=last)
+    console = Console()
     summary = Table(title=f"Stack {stack.stack_name} on {stack.target.describe()}", show_header=False)
     summary.add_row("events", report.events_line())
     summary.add_row("executions", report.executions_line())
@@ -239,7 +271,11 @@ def status(
             shown.add_column(column, overflow="fold")
         for execution in report.latest:
             shown.add_row(
-                execution.started, execution.name, execution.status, execution.event_id, " → ".join(execution.path)
+                execution.started[11:23],
+                execution.name,
+                execution.status,
+                execution.event_id,
+                " → ".join(execution.path),
             )
         console.print(shown)
     if report.dead_letters.letters:
@@ -252,7 +288,7 @@ def status(
             dead.add_row(str(len(group)), reason, ", ".join(ids[:5]) + (" …" if len(ids) > 5 else ""), str(again))
         console.print(dead)
     for problem in report.dead_letters.unreadable:
-        console.print(f"unreadable dead letter {problem}", highlight=False)
+        typer.echo(f"unreadable dead letter {problem}")
 
 
 @app.command()
@@ -308,7 +344,7 @@ def trace(
             param_hint="'--execution'",
         )
     path = write_trace(definition, results, out, selected=execution)
-    console.print(f"trace of {len(results)} executions written to {path}", highlight=False)
+    typer.echo(f"trace of {len(results)} executions written to {path}")
 
 
 @app.command()
@@ -317,7 +353,7 @@ def redrive(
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
     dry_run: Annotated[bool, typer.Option(help="Only count and list what would move.")] = False,
-    limit: Annotated[int | None, typer.Option(min=0, help="Move at most this many messages.")] = None,
+    limit: Annotated[int | None, typer.Option(callback=_at_least(0), help="Move at most this many messages.")] = None,
     skip_error: Annotated[
         list[str] | None,
         typer.Option(help="Leave dead letters with this error in place (repeatable), e.g. Onceflow.PayloadConflict."),
@@ -336,7 +372,7 @@ def redrive(
         skip_errors=set(skip_error or ()),
         sfn=stack.client("stepfunctions"),
     )
-    console.print(report.summary(), highlight=False)
+    typer.echo(report.summary())
     if report.failed:
         raise typer.Exit(code=1)
 
@@ -368,13 +404,13 @@ def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float
 
 @app.command()
 def demo(
-    events: Annotated[int, typer.Option(min=1, help="Unique orders in the stream.")] = 500,
+    events: Annotated[int, typer.Option(callback=_at_least(1), help="Unique orders in the stream.")] = 500,
     duplicates: Annotated[
         float, typer.Option(callback=_duplicate_share, help="Share of messages that are duplicates (0–<1).")
     ] = 0.3,
-    poison: Annotated[int, typer.Option(min=0, help="Messages that can never succeed.")] = 6,
-    conflicts: Annotated[int, typer.Option(min=0, help="Order ids reused with another payload.")] = 3,
-    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent starter invocations.")] = 4,
+    poison: Annotated[int, typer.Option(callback=_at_least(0), help="Messages that can never succeed.")] = 6,
+    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Order ids reused with another payload.")] = 3,
+    concurrency: Annotated[int, typer.Option(callback=_at_least(1), help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
     mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
@@ -383,6 +419,7 @@ def demo(
     ),
 ) -> None:
     """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3."""
+    _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from onceflow.local.demo import DemoOptions, ModeNotSupported, run_demo, write_trace

@@ -166,7 +166,7 @@ def _check_mode(stack: LocalStack, mode: str) -> None:
     forbids asynchronous Express. Until the template tells the starter the type, refuse it."""
     if mode != "STANDARD" and mode not in stack.starter_environment.values():
         raise ModeNotSupported(
-            f"the template deploys a {mode} state machine, but does not tell the starter its type, so the "
+            f"the template deploys an {mode} state machine, but does not tell the starter its type, so the "
             "starter would start asynchronous executions (at-least-once, no status events): not run"
         )
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -44,7 +45,7 @@ class Target:
 
     def client(self, service: str) -> Any:
         if self.endpoint_url is not None:
-            return boto3.client(
+            return _local_session().client(
                 service,
                 endpoint_url=self.endpoint_url,
                 region_name=self.region or LOCAL_REGION,
@@ -52,6 +53,12 @@ class Target:
                 **LOCAL_CREDENTIALS,
             )
         return boto3.client(service, region_name=self.region, config=_AWS_CONFIG)
+
+
+def _local_session() -> boto3.session.Session:
+    """A session that ignores AWS_PROFILE (the profile may not even exist where the user is)."""
+    ignore_profile = {"profile": (None, None, None, None)}  # not read from AWS_PROFILE / AWS_DEFAULT_PROFILE
+    return boto3.session.Session(botocore_session=botocore.session.Session(session_vars=ignore_profile))
 
 
 @dataclass(frozen=True)

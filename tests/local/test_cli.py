@@ -1,104 +1,292 @@
-"""The `onceflow` commands through their real entry points on the embedded endpoint."""
+"""The `onceflow` commands through their entry points: `onceflow start` as its own process (the real
+console script), the client commands through typer's runner and as the console script."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from botocore.exceptions import BotoCoreError, ClientError
 from typer.testing import CliRunner
 
 from onceflow.cli import app
 from onceflow.local.embedded import free_port
-from onceflow.local.stack import LocalStack, StackError, attach
 from onceflow.ops.executions import poll_until
+from onceflow.ops.logs import follow, read_lines
 from onceflow.ops.observe import scan
+from onceflow.ops.stack import StackNotFound, StackResources, Target, find_stack
 
 runner = CliRunner()
+CONSOLE_SCRIPT = Path(sys.executable).with_name("onceflow")
+# What a user's shell might carry; the local commands must not use any of it.
+REAL_LOOKING_ENVIRONMENT = {"AWS_PROFILE": "prod-admin", "AWS_ACCESS_KEY_ID": "AKIAREALLOOKING"}
 
 
-def _wait_for_stack(endpoint: str, process: subprocess.Popen[str], timeout: float = 60) -> LocalStack:
-    def attached() -> LocalStack | None:
-        if process.poll() is not None:
-            raise AssertionError(f"`onceflow start` exited early: {process.stdout.read() if process.stdout else ''}")
-        try:
-            return attach(endpoint)
-        except (StackError, OSError, ClientError, BotoCoreError):
-            return None
+@dataclass
+class Started:
+    endpoint: str
+    stack: StackResources
+    banner: str
 
-    return poll_until(attached, timeout, f"the local stack at {endpoint}", interval=0.2)
+
+def _read_banner(process: subprocess.Popen[str], until: str = "starter logs:", timeout: float = 120) -> str:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            raise AssertionError("`onceflow start` ended early:\n" + "".join(lines))
+        lines.append(line)
+        if line.startswith(until):
+            return "".join(lines)
+    raise AssertionError("no banner from `onceflow start`:\n" + "".join(lines))
 
 
 @pytest.fixture(scope="module")
-def started() -> Iterator[tuple[str, LocalStack]]:
-    """`onceflow start` in its own process, as a user runs it."""
+def started() -> Iterator[Started]:
+    """`onceflow start` in its own process, as a user runs it (the installed console script)."""
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    environment = {**os.environ, **REAL_LOOKING_ENVIRONMENT, "COLUMNS": "200"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "onceflow", "start", "--port", str(port), "--time-scale", "0"],
+        [str(CONSOLE_SCRIPT), "start", "--port", str(port), "--time-scale", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=env,
+        env=environment,
     )
     try:
-        yield endpoint, _wait_for_stack(endpoint, process)
+        banner = _read_banner(process)
+        yield Started(endpoint, find_stack(Target(endpoint), "onceflow-local"), banner)
     finally:
         process.terminate()
         process.wait(timeout=20)
 
 
-def _wait_until_sent(stack: LocalStack, count: int, timeout: float = 60) -> list[dict]:
-    def all_sent() -> list[dict] | None:
-        states = scan(stack.client("dynamodb"), stack.processed_events_table)
-        return states if sum(s["status"] == "sent" for s in states) >= count else None
-
-    return poll_until(all_sent, timeout, f"{count} events marked sent", interval=0.2)
-
-
-def test_start_send_status_trace_redrive(started, tmp_path: Path):
-    endpoint, stack = started
-    result = runner.invoke(app, ["send", "--endpoint", endpoint, "--count", "5"])
+def _invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
-    assert "sent 5 messages" in result.output
-    states = _wait_until_sent(stack, 5)
-    assert len(states) == 5
+    return result.output
 
+
+def _wait_until_sent(stack: StackResources, event_ids: set[str], timeout: float = 60) -> list[dict]:
+    def all_sent() -> list[dict] | None:
+        states = [s for s in scan(stack.client("dynamodb"), stack.processed_events_table) if s["event_id"] in event_ids]
+        return states if len(states) == len(event_ids) and all(s["status"] == "sent" for s in states) else None
+
+    return poll_until(all_sent, timeout, f"{len(event_ids)} events marked sent", interval=0.2)
+
+
+def _sent_ids(output: str) -> tuple[str, set[str]]:
+    run_id = re.search(r"--run-id (\w+)", output)
+    assert run_id, output
+    count = int(re.search(r"(\d+) orders", output).group(1))
+    return run_id.group(1), {f"order-{run_id.group(1)}-{i:05d}" for i in range(count)}
+
+
+def test_start_prints_the_stack_name_its_outputs_and_what_to_paste(started: Started) -> None:
+    banner = started.banner
+    assert "Stack onceflow-local is up at " + started.endpoint in banner
+    for key in ("SourceQueueUrl", "DeadLetterQueueUrl", "StateMachineArn", "StarterLogGroupName"):
+        assert re.search(rf"^  {key} +\S", banner, re.MULTILINE), key
+    export = next(line for line in banner.splitlines() if line.strip().startswith("export "))
+    for pair in (
+        f"AWS_ENDPOINT_URL={started.endpoint}",
+        "AWS_DEFAULT_REGION=us-east-1",
+        "AWS_ACCESS_KEY_ID=testing",
+        "AWS_SECRET_ACCESS_KEY=testing",
+        f"ONCEFLOW_ENDPOINT={started.endpoint}",
+    ):
+        assert pair in export.split(), pair
+    assert "unset AWS_PROFILE AWS_SESSION_TOKEN" in banner
+    assert f"aws --endpoint-url {started.endpoint} sqs send-message --queue-url " in banner
+    assert "in memory" in banner
+
+
+def test_send_uses_fresh_order_ids_each_run_and_reuses_them_on_request(started: Started) -> None:
+    first_run, first = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "3"))
+    second_run, second = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "3"))
+    assert first_run != second_run and not first & second
+    _wait_until_sent(started.stack, first | second)
+
+    again = _invoke("send", "--endpoint", started.endpoint, "--count", "3", "--run-id", first_run)
+    assert _sent_ids(again)[1] == first  # the same orders, the same payloads: "already sent", no conflict
+
+    def replayed() -> list[dict] | None:
+        sfn = started.stack.client("stepfunctions")
+        listed = sfn.list_executions(stateMachineArn=started.stack.state_machine_arn)["executions"]
+        ours = [e for e in listed if e["name"].startswith(f"order-{first_run}-")]
+        return ours if len(ours) == 6 and all(e["status"] != "RUNNING" for e in ours) else None
+
+    replays = poll_until(replayed, 60, "the replayed orders' executions")
+    assert {e["status"] for e in replays} == {"SUCCEEDED"}
+    dead = _invoke("status", "--endpoint", started.endpoint)
+    assert "PayloadConflict" not in dead
+
+
+def test_status_counts_lists_executions_in_time_order_with_paths_and_reads_the_dlq(started: Started, tmp_path: Path):
+    status = _invoke("status", "--endpoint", started.endpoint, "--last", "100")
+    assert "dead-letter queue │ empty" in status
+    _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "2"))
+    _wait_until_sent(started.stack, ids)
     poison = tmp_path / "poison.json"
     poison.write_text("not json")
-    assert runner.invoke(app, ["send", "--endpoint", endpoint, "--file", str(poison)]).exit_code == 0
+    _invoke("send", "--endpoint", started.endpoint, "--file", str(poison))
 
-    status = runner.invoke(app, ["status", "--endpoint", endpoint], terminal_width=200)
-    assert status.exit_code == 0, status.output
-    for state in states:
-        assert state["event_id"] in status.output
-    assert status.output.count(" sent ") >= 5
+    def shows_the_dead_letter() -> str | None:
+        output = _invoke("status", "--endpoint", started.endpoint, "--last", "100")
+        return output if "starter: Onceflow.InvalidMessage" in output else None
 
-    def status_shows_the_dead_letter() -> str | None:
-        output = runner.invoke(app, ["status", "--endpoint", endpoint], terminal_width=200).output
-        return output if "Onceflow.InvalidMessage" in output else None
+    status = poll_until(shows_the_dead_letter, 30, "the poison message in status")
+    assert re.search(r"events +│ \d+ recorded: \d+ sent", status)
+    assert "dead-letter queue │ 1 waiting" in status
+    rows = [line for line in status.splitlines() if "order-" in line and "SUCCEEDED" in line]
+    started_times = [line.split("│")[1].strip() for line in rows]
+    assert started_times == sorted(started_times) and len(rows) >= 2
+    assert any("Record event and order → Publish notification → Mark as sent" in row for row in rows)
 
-    assert "Onceflow.InvalidMessage" in poll_until(status_shows_the_dead_letter, 30, "the poison message in status")
 
+def test_logs_are_in_cloudwatch_logs_and_filter_by_event_id(started: Started) -> None:
+    _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "3"))
+    _wait_until_sent(started.stack, ids)
+    wanted = sorted(ids)[1]
+    group = started.stack.outputs["StarterLogGroupName"]
+    logs = started.stack.client("logs")
+    poll_until(lambda: read_lines(logs, group, wanted), 30, f"log lines of {wanted}")
+
+    lines = [
+        json.loads(line) for line in _invoke("logs", "--endpoint", started.endpoint, "--event-id", wanted).splitlines()
+    ]
+    assert lines and {line["event_id"] for line in lines} == {wanted}
+    assert "Execution started" in {line["message"] for line in lines}
+    # as CloudWatch Logs holds them: the stream named as Lambda names it, every record's line there
+    streams = logs.describe_log_streams(logGroupName=group)["logStreams"]
+    assert all(re.fullmatch(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}", s["logStreamName"]) for s in streams)
+    everything = _invoke("logs", "--endpoint", started.endpoint)
+    assert all(any(f'"event_id":"{event_id}"' in line for line in everything.splitlines()) for event_id in ids)
+
+
+def test_following_the_logs_yields_each_new_line_once(started: Started) -> None:
+    logs = started.stack.client("logs")
+    group = started.stack.outputs["StarterLogGroupName"]
+    rounds: list[int] = []
+
+    def keep_going() -> bool:
+        rounds.append(1)
+        if len(rounds) == 1:  # between the first and second read, more orders arrive
+            _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "2"))
+            _wait_until_sent(started.stack, ids)
+            poll_until(lambda: all(read_lines(logs, group, i) for i in ids), 30, "the new orders' log lines")
+        return len(rounds) < 3
+
+    followed = list(follow(logs, group, sleep=lambda _: None, keep_going=keep_going))
+    keys = [(line.timestamp, line.message) for line in followed]
+    assert len(keys) == len(set(keys))
+    assert len(followed) == len(read_lines(logs, group))
+
+
+def test_trace_writes_the_page_and_redrive_skips_the_errors_named(started: Started, tmp_path: Path) -> None:
     page = tmp_path / "trace.html"
-    traced = runner.invoke(app, ["trace", "--endpoint", endpoint, "--out", str(page)])
-    assert traced.exit_code == 0, traced.output
+    assert "trace of " in _invoke("trace", "--endpoint", started.endpoint, "--out", str(page))
     assert "Publish notification" in page.read_text()
+    poison = tmp_path / "poison.json"
+    poison.write_text("still not json")
+    _invoke("send", "--endpoint", started.endpoint, "--file", str(poison))
+    poll_until(
+        lambda: "Onceflow.InvalidMessage" in _invoke("status", "--endpoint", started.endpoint), 30, "a dead letter"
+    )
 
-    dry = runner.invoke(app, ["redrive", "--endpoint", endpoint, "--dry-run"])
-    assert dry.exit_code == 0, dry.output
-    assert "1" in dry.output
+    kept = _invoke("redrive", "--endpoint", started.endpoint, "--skip-error", "Onceflow.InvalidMessage")
+    assert re.search(r"moved 0, skipped [1-9]", kept) and "Onceflow.InvalidMessage is not redriven" in kept
+    assert "would move" in _invoke("redrive", "--endpoint", started.endpoint, "--dry-run")
 
 
-def test_status_without_a_running_stack_says_how_to_start_one():
-    result = runner.invoke(app, ["status", "--endpoint", f"http://127.0.0.1:{free_port()}"])
-    assert result.exit_code != 0
+MISTAKES = [
+    (["redrive", "--limit", "-1"], "--limit", "-1: must be 0 or more"),
+    (["send", "--count", "-1"], "--count", "-1: must be 0 or more"),
+    (["send", "--duplicates", "2"], "--duplicates", "2.0: a share of the messages, at least 0 and below 1"),
+    (["send", "--file", "/missing"], "--file", "/missing"),
+    (["demo", "--events", "0"], "--events", "0: must be 1 or more"),
+]
+
+
+@pytest.mark.parametrize(("args", "option", "says"), MISTAKES, ids=[" ".join(m[0]) for m in MISTAKES])
+def test_a_mistake_gets_one_line_naming_the_value_and_what_is_allowed(args, option, says) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"onceflow {args[0]}: ") and option in lines[0] and says in lines[0]
+
+
+def test_an_execution_that_does_not_exist_is_named(started: Started, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["trace", "--endpoint", started.endpoint, "--execution", "nope", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert "--execution" in line and "'nope': no such execution among the" in line
+
+
+@pytest.mark.parametrize("command", ["send", "status", "trace", "redrive", "logs"])
+def test_client_commands_without_a_running_start_say_how_to_start_one(command: str) -> None:
+    """The installed console script, as a user types it: one line on stderr, exit 1, no traceback."""
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    result = subprocess.run(
+        [str(CONSOLE_SCRIPT), command, "--endpoint", endpoint],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **REAL_LOOKING_ENVIRONMENT},
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.strip() == (
+        f"onceflow {command}: nothing answers at {endpoint}: run `onceflow start` in another terminal "
+        "(or pass --endpoint / set ONCEFLOW_ENDPOINT to where it runs)"
+    )
+
+
+def test_a_local_endpoint_never_uses_the_users_credentials(monkeypatch) -> None:
+    for name, value in REAL_LOOKING_ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    credentials = Target("http://127.0.0.1:1").client("sqs")._request_signer._credentials
+    assert (credentials.access_key, credentials.secret_key) == ("testing", "testing")
+    with pytest.raises(StackNotFound, match=re.escape("nothing answers at http://127.0.0.1:1")):
+        find_stack(Target("http://127.0.0.1:1"), "onceflow-local")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["send", "--count", "2"], ["status"], ["trace", "--out", "{tmp}/t.html"], ["redrive", "--dry-run"], ["logs"]],
+)
+def test_client_commands_import_neither_moto_nor_the_translator_and_use_under_a_second_of_cpu(
+    started: Started, args: list[str], tmp_path: Path
+) -> None:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "onceflow", *[a.format(tmp=tmp_path) for a in args]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ONCEFLOW_ENDPOINT": started.endpoint},
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    assert "boto3" in imported
+    assert not imported & {"moto", "samtranslator", "aws_lambda_powertools"}
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 1.0, f"{' '.join(args)} used {cpu:.2f} s of CPU"
 
 
 def test_demo_command_passes_and_writes_report_and_trace(tmp_path: Path, embedded_aws):
@@ -113,3 +301,11 @@ def test_demo_command_passes_and_writes_report_and_trace(tmp_path: Path, embedde
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] and report["business_rows"] == 15
     assert (tmp_path / "trace.html").stat().st_size > 10_000
+
+
+def test_demo_mode_express_is_refused_clearly_until_the_starter_knows_the_type(tmp_path: Path, embedded_aws):
+    result = runner.invoke(app, ["demo", "--mode", "EXPRESS", "--events", "2", "--out", str(tmp_path)])
+    if result.exit_code == 0:
+        pytest.skip("EXPRESS runs on this stack now")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith("onceflow demo: --mode EXPRESS: ")

@@ -111,6 +111,7 @@ def test_moves_the_body_byte_for_byte_with_provenance(stack):
         "onceflow_redriven_from": message_id,
         "onceflow_dead_letter_source": "state-machine",
         "onceflow_dead_letter_error": "SNS.ThrottledException",
+        "onceflow_first_dead_letter": "state-machine: SNS.ThrottledException",
         "onceflow_redriven_at": moved.attributes["onceflow_redriven_at"],
     }
     assert _dead(stack) == []
@@ -213,3 +214,74 @@ def test_the_command_redrives_a_deployed_stack_found_by_name(stack, embedded_aws
     assert main(["--stack-name", stack.stack_name, "--skip-error", "Onceflow.PayloadConflict"]) == 0
     assert "moved 1" in capsys.readouterr().out
     assert [m.json["order_id"] for m in _source(stack)] == ["order-1"]
+
+
+def _back_to_the_dead_letter_queue(stack, error: str | None = None) -> None:
+    """What SQS's redrive policy does with a message that fails again: the same body, its attributes kept."""
+    sqs = stack.client("sqs")
+    for message in sqs.receive_message(
+        QueueUrl=stack.source_queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    ).get("Messages", []):
+        attributes = {
+            name: {k: v for k, v in value.items() if k in ("DataType", "StringValue")}
+            for name, value in message.get("MessageAttributes", {}).items()
+        }
+        if error:
+            attributes.update(error=_string(error), source=_string("state-machine"))
+        sqs.send_message(
+            QueueUrl=stack.dead_letter_queue_url, MessageBody=message["Body"], MessageAttributes=attributes
+        )
+        sqs.delete_message(QueueUrl=stack.source_queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def test_a_message_redriven_twice_counts_up_and_keeps_its_first_reason(stack):
+    _from_state_machine(stack, "order-loop", error="SNS.NotFoundException")
+    assert _run(stack).moved == 1
+    _back_to_the_dead_letter_queue(stack)  # failed again; the redrive policy moved it
+
+    second = _run(stack)
+
+    assert [(i.source, i.redrive_count) for i in second.items] == [("redrive-policy", 1)]
+    assert "1 had been redriven before (up to 1 times)" in second.summary()
+    [moved] = _source(stack)
+    assert moved.attributes["onceflow_redrive_count"] == "2"
+    assert moved.attributes["onceflow_first_dead_letter"] == "state-machine: SNS.NotFoundException"
+    assert moved.attributes["onceflow_dead_letter_source"] == "redrive-policy"
+
+
+def test_a_run_moves_the_same_dead_letter_at_most_once(stack):
+    """Two dead letters with the same body (the same delivery dead-lettered twice, or one that came
+    back while the run went on): one run sends the body back once and leaves the other in place."""
+    _from_state_machine(stack, "order-twice")
+    _from_state_machine(stack, "order-twice")
+    _from_state_machine(stack, "order-other")
+
+    report = _run(stack)
+
+    assert (report.moved, report.skipped) == (2, 1)
+    assert sorted(m.json["order_id"] for m in _source(stack)) == ["order-other", "order-twice"]
+    [left] = _dead(stack)
+    assert left.json["order_id"] == "order-twice"
+    assert [i.reason for i in report.items if i.action == "skipped"] == [
+        "the same body was already redriven in this run"
+    ]
+
+
+def test_the_command_skips_the_errors_named_and_refuses_a_negative_limit(stack, embedded_aws):
+    from typer.testing import CliRunner
+
+    from onceflow.cli import app
+
+    _from_state_machine(stack, "order-conflict", error="Onceflow.PayloadConflict")
+    _from_state_machine(stack, "order-ok")
+    where = ["--endpoint", embedded_aws.endpoint_url, "--stack-name", stack.stack_name]
+    runner = CliRunner()
+
+    refused = runner.invoke(app, ["redrive", *where, "--limit", "-1"])
+    assert refused.exit_code == 2 and "--limit" in refused.output and "-1: must be 0 or more" in refused.output
+    result = runner.invoke(app, ["redrive", *where, "--skip-error", "Onceflow.PayloadConflict"])
+
+    assert result.exit_code == 0, result.output
+    assert "moved 1, skipped 1" in result.output
+    assert [m.json["order_id"] for m in _source(stack)] == ["order-ok"]
+    assert [m.attributes["error"] for m in _dead(stack)] == ["Onceflow.PayloadConflict"]

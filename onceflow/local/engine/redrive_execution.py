@@ -85,9 +85,14 @@ def record_of(execution: Execution) -> RedriveRecord:
     return record
 
 
+def workflow_type(execution: Execution) -> str:
+    """moto keeps the type the state machine was created with in `type`; its `sm_type` is always STANDARD."""
+    return str(getattr(execution.state_machine, "type", None) or execution.sm_type)
+
+
 def not_redrivable_reason(execution: Execution, now: datetime.datetime) -> str | None:
     """The reason AWS gives (redriveStatusReason) when RedriveExecution would be refused, else None."""
-    if execution.sm_type == StateMachineType.EXPRESS:
+    if workflow_type(execution) == StateMachineType.EXPRESS:
         return "Execution is of type EXPRESS and cannot be redriven"
     status = execution.exec_status
     if status not in REDRIVABLE_STATUSES:
@@ -209,7 +214,7 @@ def _redrive_execution_action(self: StepFunctionResponse) -> ActionResult:
 
 
 def _redrive_fields(execution: Any, now: datetime.datetime, with_status: bool) -> dict[str, Any]:
-    if not isinstance(execution, Execution) or execution.sm_type != StateMachineType.STANDARD:
+    if not isinstance(execution, Execution) or workflow_type(execution) != StateMachineType.STANDARD:
         return {}
     record = record_of(execution)
     fields: dict[str, Any] = {"redriveCount": record.count}

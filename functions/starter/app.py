@@ -2,69 +2,45 @@
 
 Partial batch responses: a record that fails is reported in `batchItemFailures` and redelivered
 by SQS; a record that can never succeed is dead-lettered with its reason and acknowledged.
+Records of a batch are handled concurrently (bounded); each log line carries the keys of its own
+record and invocation only (per-thread context keys, not the Logger's shared ones).
 """
 
 from __future__ import annotations
 
-from functools import cache, partial
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from starter.dead_letter import send_to_dead_letter_queue
-from starter.executions import start_execution
-from starter.messages import InvalidMessage, parse_record
+from starter import clients
+from starter.batch import Delivery, Handled, parse_batch
+from starter.dead_letter import Reason, send_to_dead_letter_queue
+from starter.executions import ExecutionRejected, run_sync_execution, start_execution
+from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
 
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-_RECORD_KEYS = ("message_id", "event_id", "correlation_id")
+_cold_start = True
 
-
-@cache
-def _client(service: str) -> Any:
-    # Created on first use, not at import: keeps cold starts light and lets the local runtime
-    # point boto3 at the embedded endpoint (AWS_ENDPOINT_URL) before the first call.
-    return boto3.client(service)
+# outcome -> (metric, log line)
+OUTCOMES = {
+    "started": ("ExecutionsStarted", "Execution started"),
+    "already_started": ("ExecutionsAlreadyStarted", "Delivery already handed over: execution exists"),
+    "already_sent": ("AlreadySentAcknowledged", "Already sent with this payload: acknowledged without an execution"),
+    "finished": ("SyncExecutionsFinished", "Execution finished the event"),
+    "dead_lettered_by_workflow": ("SyncExecutionsDeadLettered", "Execution dead-lettered the event"),
+    "dead_lettered": ("InvalidMessagesDeadLettered", "Invalid message: dead-lettering it"),
+    "rejected": ("RejectedExecutionsDeadLettered", "Step Functions refused the execution: dead-lettering it"),
+}
 
 
 def reset_clients() -> None:
     """Forget cached clients (the local runtime calls this when the endpoint changes)."""
-    _client.cache_clear()
-
-
-def _dead_letter(record: SQSRecord, settings: Settings, invalid: InvalidMessage) -> str:
-    if invalid.event_id:
-        logger.append_keys(event_id=invalid.event_id)
-    logger.warning("Invalid message: dead-lettering it", field=invalid.field, rule=invalid.rule, reason=str(invalid))
-    # If this send fails the exception marks the record failed, so SQS keeps the message.
-    send_to_dead_letter_queue(_client("sqs"), settings.dead_letter_queue_url, record.body or "", invalid)
-    metrics.add_metric(name="InvalidMessagesDeadLettered", unit=MetricUnit.Count, value=1)
-    return "dead_lettered"
-
-
-def _hand_over(record: SQSRecord, settings: Settings) -> str:
-    try:
-        event = parse_record(record.raw_event, settings)
-    except InvalidMessage as invalid:
-        return _dead_letter(record, settings, invalid)
-    logger.append_keys(event_id=event.event_id)
-    logger.set_correlation_id(event.event_id)
-    name, outcome = start_execution(_client("stepfunctions"), settings.state_machine_arn, event, record.message_id)
-    if outcome == "started":
-        metrics.add_metric(name="ExecutionsStarted", unit=MetricUnit.Count, value=1)
-        logger.info("Execution started", execution_name=name)
-    else:
-        metrics.add_metric(name="ExecutionsAlreadyStarted", unit=MetricUnit.Count, value=1)
-        logger.info("Delivery already handed over: execution exists", execution_name=name)
-    return outcome
+    clients.reset()
 
 
 def _error_code(error: Exception) -> dict[str, str]:
@@ -75,23 +51,82 @@ def _error_code(error: Exception) -> dict[str, str]:
     return {"error_code": code} if isinstance(code, str) else {}
 
 
-@tracer.capture_method
-def handle_record(record: SQSRecord, settings: Settings) -> str:
-    """One record: "started", "already_started" or "dead_lettered"; raising reports it failed."""
-    logger.append_keys(message_id=record.message_id)
+def _dead_letter(delivery: Delivery, settings: Settings, reason: Reason, outcome: str) -> str:
+    logger.warning(OUTCOMES[outcome][1], field=reason.field, rule=reason.rule, reason=reason.cause)
+    # If this send fails the exception marks the record failed, so SQS keeps the message.
+    send_to_dead_letter_queue(clients.client("sqs"), settings.dead_letter_queue_url, delivery.body, reason)
+    return outcome
+
+
+def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Any) -> str:
+    if delivery.invalid is not None:
+        return _dead_letter(delivery, settings, Reason.invalid(delivery.invalid), "dead_lettered")
+    event = delivery.event
+    assert event is not None
+    if delivery.already_sent:
+        logger.info(OUTCOMES["already_sent"][1])
+        return "already_sent"
     try:
-        return _hand_over(record, settings)
+        if settings.express:
+            sfn = clients.client("stepfunctions", read_timeout=settings.sync_execution_timeout_seconds)
+            handover = run_sync_execution(
+                sfn,
+                settings.state_machine_arn,
+                event,
+                delivery.message_id,
+                settings.sync_execution_timeout_seconds,
+                remaining_seconds,
+            )
+        else:
+            sfn = clients.client("stepfunctions")
+            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id)
+    except ExecutionRejected as rejected:
+        reason = Reason.rejected(rejected, delivery.message_id, event.event_id)
+        return _dead_letter(delivery, settings, reason, "rejected")
+    extra = {"execution_arn": handover.execution_arn} if handover.execution_arn else {}
+    logger.info(OUTCOMES[handover.outcome][1], execution_name=handover.name, **extra)
+    return handover.outcome
+
+
+def handle_record(delivery: Delivery, settings: Settings, remaining_seconds: Any) -> Handled:
+    """One record, in its own logging context: an outcome, or the error that reports it failed."""
+    keys: dict[str, str] = {"message_id": delivery.message_id}
+    if delivery.event_id:
+        keys.update(event_id=delivery.event_id, correlation_id=delivery.event_id)
+    logger.thread_safe_append_keys(**keys)
+    try:
+        return Handled(delivery.message_id, _hand_over(delivery, settings, remaining_seconds))
     except Exception as error:
         logger.exception("Record failed; SQS will redeliver it", **_error_code(error))
-        raise
-    finally:
-        logger.remove_keys(_RECORD_KEYS)
+        return Handled(delivery.message_id, None)
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def _invocation_keys(context: Any) -> dict[str, Any]:
+    global _cold_start
+    cold, _cold_start = _cold_start, False
+    return {
+        "cold_start": cold,
+        "function_name": context.function_name,
+        "function_memory_size": context.memory_limit_in_mb,
+        "function_arn": context.invoked_function_arn,
+        "function_request_id": context.aws_request_id,
+    }
+
+
+def _mark_already_sent(deliveries: list[Delivery], settings: Settings) -> list[Delivery]:
+    events = [d.event for d in deliveries if d.event is not None]
+    if not settings.processed_events_table or not events:
+        return deliveries
+    try:
+        sent = already_sent(clients.client("dynamodb"), settings.processed_events_table, events)
+    except Exception as error:  # only an optimisation: without it every event starts its execution
+        logger.warning("Already-sent lookup failed; starting every execution", error=repr(error), **_error_code(error))
+        return deliveries
+    return [d.with_already_sent(d.event is not None and d.event.event_id in sent) for d in deliveries]
+
+
+def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    logger.thread_safe_append_keys(**_invocation_keys(context))
     try:
         settings = Settings.from_environment()
     except ConfigurationError:
@@ -100,13 +135,29 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         logger.exception("Starter misconfigured; no record of this batch was handled")
         metrics.add_metric(name="ConfigurationErrors", unit=MetricUnit.Count, value=1)
         raise
-    response = process_partial_response(
-        event=event, record_handler=partial(handle_record, settings=settings), processor=processor, context=context
-    )
-    failed = len(response["batchItemFailures"])
-    metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=failed)
+    records = event["Records"]
+    deliveries = _mark_already_sent(parse_batch(records, settings), settings)
+
+    def remaining_seconds() -> float:
+        return context.get_remaining_time_in_millis() / 1000
+
+    workers = max(1, min(settings.max_concurrent_records, len(deliveries)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
+        futures = [
+            pool.submit(contextvars.copy_context().run, handle_record, delivery, settings, remaining_seconds)
+            for delivery in deliveries
+        ]
+        handled = [future.result() for future in futures]
+    for outcome in (h.outcome for h in handled if h.outcome is not None):
+        metrics.add_metric(name=OUTCOMES[outcome][0], unit=MetricUnit.Count, value=1)
+    failed = [h.message_id for h in handled if h.outcome is None]
+    metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=len(failed))
     if failed:
-        logger.error(
-            "Records reported failed; SQS will redeliver them", failed=failed, batch_size=len(event["Records"])
-        )
-    return response
+        logger.error("Records reported failed; SQS will redeliver them", failed=len(failed), batch_size=len(records))
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}
+
+
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    # A fresh logging context per invocation: keys set while handling it leave with it.
+    return contextvars.copy_context().run(_handle_batch, event, context)

@@ -256,7 +256,7 @@ def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str
         name=function.name,
         code_dir=function.code_dir,
         handler=function.handler,
-        timeout=function.timeout,
+        timeout=int(outputs.get(function.timeout_output, function.timeout)),
         layer_dirs=function.layer_dirs,
         environment=environment_names(function, outputs),
         schedules=function.schedules,

@@ -119,6 +119,11 @@ class EmulatedFunction:
     def dead_letter_output(self) -> str:
         return "LocalDlq" + self.logical_id
 
+    @property
+    def timeout_output(self) -> str:
+        # The Timeout as CloudFormation resolves it (it may be an intrinsic, e.g. !If on the mode).
+        return "LocalTimeout" + self.logical_id
+
 
 @dataclass(frozen=True)
 class EmulatedStateMachine:
@@ -274,7 +279,7 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
             name=literals[function_id],
             code_dir=local_paths[function_id],
             handler=properties["Handler"],
-            timeout=int(properties.get("Timeout", 3)),
+            timeout=properties["Timeout"] if isinstance(properties.get("Timeout"), int) else 3,
             layer_dirs=tuple(layer_dirs[str(_referenced_id(layer))] for layer in properties.get("Layers", [])),
             environment_names={_output_key("", name): name for name in variables},
             sqs_queue_logical_id=queues[function_id],
@@ -284,6 +289,8 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
         functions[function_id] = function
         for name, value in variables.items():
             extra[_output_key(function.environment_prefix, name)] = value
+        timeout = properties.get("Timeout", 3)
+        extra[function.timeout_output] = timeout if isinstance(timeout, dict) else str(timeout)
         if function.has_dead_letter_target:
             extra[function.dead_letter_output] = properties["DeadLetterConfig"]["TargetArn"]
         mapping = mappings.get(function_id)

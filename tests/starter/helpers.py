@@ -12,10 +12,15 @@ from starter.formats import FORMATS
 from starter.settings import Settings
 
 
-def settings(event_format: str = "json", event_id_path: str | None = None) -> Settings:
+def settings(event_format: str = "json", event_id_path: str | None = None, **changes: Any) -> Settings:
     chosen = FORMATS[event_format]
     return Settings(
-        "arn:aws:states:::stateMachine:unused", "https://unused", chosen, event_id_path or chosen.event_id_path, 35
+        "arn:aws:states:::stateMachine:unused",
+        "https://unused",
+        chosen,
+        event_id_path or chosen.event_id_path,
+        35,
+        **changes,
     )
 
 
@@ -49,14 +54,26 @@ def sns_envelope_body(message: dict[str, Any] | str) -> dict[str, Any]:
     }
 
 
-def s3_notification_body(key: str, *more_keys: str) -> dict[str, Any]:
+def s3_notification_body(
+    key: str,
+    *more_keys: str,
+    event_name: str = "ObjectCreated:Put",
+    sequencer: str = "0A1B2C3D4E5F678901",
+    version_id: str | None = None,
+) -> dict[str, Any]:
+    """An S3 event notification as S3 sends it to SQS: `key` as S3 writes it (URL-encoded)."""
+
     def record(object_key: str) -> dict[str, Any]:
+        s3_object: dict[str, Any] = {"key": object_key, "size": 1024, "eTag": "d41d8cd98f00b204e9800998ecf8427e"}
+        if version_id is not None:
+            s3_object["versionId"] = version_id
+        s3_object["sequencer"] = sequencer
         return {
             "eventVersion": "2.1",
             "eventSource": "aws:s3",
             "awsRegion": "us-east-1",
             "eventTime": "2026-09-21T12:00:00.000Z",
-            "eventName": "ObjectCreated:Put",
+            "eventName": event_name,
             "userIdentity": {"principalId": "AWS:AIDAEXAMPLE"},
             "requestParameters": {"sourceIPAddress": "203.0.113.10"},
             "responseElements": {"x-amz-request-id": "C3D13FE58DE4C810", "x-amz-id-2": "EXAMPLE"},
@@ -68,12 +85,7 @@ def s3_notification_body(key: str, *more_keys: str) -> dict[str, Any]:
                     "ownerIdentity": {"principalId": "A3NL1KOZZKExample"},
                     "arn": "arn:aws:s3:::example-orders",
                 },
-                "object": {
-                    "key": object_key,
-                    "size": 1024,
-                    "eTag": "d41d8cd98f00b204e9800998ecf8427e",
-                    "sequencer": "0A1B2C3D4E5F678901",
-                },
+                "object": s3_object,
             },
         }
 

@@ -13,6 +13,15 @@ from tests.starter.helpers import eventbridge_body, s3_notification_body, settin
 from tests.support import order, sqs_record
 
 ORDER = order("order-7")
+# What S3 sends when a notification is configured (sam local generate-event has none; from the S3 docs).
+S3_TEST_EVENT = {
+    "Service": "Amazon S3",
+    "Event": "s3:TestEvent",
+    "Time": "2026-09-21T12:00:00.000Z",
+    "Bucket": "example-orders",
+    "RequestId": "5582815E1AEA5ADF",
+    "HostId": "8cLeGAmw098X5cv4Zkwcmo8vvZa3eH3eKxsPzbB9wrR+YstdA6Knx4Ip8EXAMPLE",
+}
 
 
 def parse(body, event_format: str, event_id_path: str | None = None):
@@ -28,10 +37,19 @@ def parse(body, event_format: str, event_id_path: str | None = None):
         pytest.param("sns", sns_envelope_body(ORDER), "order-7", ORDER, id="sns"),
         pytest.param(
             "s3",
-            s3_notification_body("uploads/2026/order 7.csv"),
-            "uploads/2026/order 7.csv",
-            s3_notification_body("uploads/2026/order 7.csv")["Records"][0]["s3"]["object"],
+            s3_notification_body("uploads/2026/order+7%281%29.csv"),
+            "uploads/2026/order 7(1).csv#0A1B2C3D4E5F678901",  # decoded as S3 encodes keys; the sequencer
+            s3_notification_body("uploads/2026/order+7%281%29.csv")["Records"][0]["s3"]["object"],
             id="s3",
+        ),
+        pytest.param(
+            "s3",
+            s3_notification_body("a/b.csv", version_id="3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"),
+            "a/b.csv#3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY",  # a versioned bucket: the version id
+            s3_notification_body("a/b.csv", version_id="3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY")["Records"][0]["s3"][
+                "object"
+            ],
+            id="s3-versioned",
         ),
     ],
 )
@@ -107,8 +125,29 @@ def test_event_id_path_overrides_the_preset(monkeypatch, event_format, path, bod
             id="sns-bad-order",
         ),
         pytest.param("s3", s3_notification_body("a", "b"), "Records", "too_long", id="s3-two-records"),
-        pytest.param("s3", {"Service": "Amazon S3", "Event": "s3:TestEvent"}, "Records", "missing", id="s3-test-event"),
-        pytest.param("s3", s3_notification_body(""), "Records[0].s3.object.key", "event_id", id="s3-empty-key"),
+        pytest.param("s3", S3_TEST_EVENT, "Event", "s3_test_event", id="s3-test-event"),
+        pytest.param(
+            "s3",
+            s3_notification_body("a", event_name="ObjectRemoved:Delete"),
+            "Records[0].eventName",
+            "s3_event_type",
+            id="s3-delete",
+        ),
+        pytest.param("s3", {"Service": "Amazon S3"}, "Records", "missing", id="s3-not-a-notification"),
+        pytest.param(
+            "s3",
+            s3_notification_body(""),
+            "Records[0].s3.object.{key,versionId|sequencer}",
+            "event_id",
+            id="s3-empty-key",
+        ),
+        pytest.param(
+            "s3",
+            s3_notification_body("k", sequencer=""),
+            "Records[0].s3.object.{key,versionId|sequencer}",
+            "event_id",
+            id="s3-no-version-no-sequencer",
+        ),
     ],
 )
 def test_format_specific_poison(event_format, body, field, rule):
@@ -136,3 +175,16 @@ def test_configuration_mistakes_are_named(monkeypatch, changes, complaint):
         monkeypatch.setenv(name, value)
     with pytest.raises(ConfigurationError, match=complaint):
         Settings.from_environment()
+
+
+def test_s3_every_new_version_of_a_key_is_a_new_event_and_a_repeat_is_the_same():
+    first = parse(s3_notification_body("orders/o.csv", sequencer="0055AED6DCD90281E5"), "s3")
+    overwrite = parse(s3_notification_body("orders/o.csv", sequencer="0055AED6DCD90281E6"), "s3")
+    repeat = parse(s3_notification_body("orders/o.csv", sequencer="0055AED6DCD90281E5"), "s3")
+    assert first[0] != overwrite[0]
+    assert first == repeat
+
+
+def test_s3_event_id_path_overrides_and_is_used_as_found():
+    body = s3_notification_body("a+b.csv")
+    assert parse(body, "s3", "Records[0].s3.object.key")[0] == "a+b.csv"

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from moto.core.exceptions import AWSError
+from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-from onceflow.local.faults import Fault, inject, sqs_send_failures
-from onceflow.ops.executions import list_executions, wait_for
+from onceflow.local.faults import Fault, inject, sns_publish_failures, sqs_send_failures
+from onceflow.ops.executions import list_executions, wait_for, wait_for_all
 from onceflow.ops.observe import scan
 from starter.messages import MAX_EXECUTION_INPUT_BYTES
 from starter.naming import execution_name
@@ -69,33 +70,77 @@ def test_redelivery_of_one_message_starts_one_execution(stack, starter, starter_
     sfn = stack.client("stepfunctions")
     [started] = executions(stack)
     assert wait_for(sfn, started["executionArn"]).status == "SUCCEEDED"
-    after_finish = starter.invoke(sqs_event(record))  # closed: ExecutionAlreadyExists
+    after_finish = starter.invoke(sqs_event(record))  # sent: the pre-check acknowledges it
 
     assert first == at_once == after_finish == {"batchItemFailures": []}
     assert [e["name"] for e in executions(stack)] == [execution_name("order-1", record["messageId"])]
     outcomes = [line["message"] for line in log_lines(starter_logs) if line.get("message_id") == record["messageId"]]
     assert outcomes[0] == "Execution started"
-    assert outcomes[-1] == "Delivery already handed over: execution exists"
+    # Still running: StartExecution answers with the running execution (same name and input).
+    assert outcomes[1] in ("Execution started", "Delivery already handed over: execution exists")
+    assert outcomes[-1] == "Already sent with this payload: acknowledged without an execution"
     assert len(outcomes) == 3
-    assert metric_totals(starter_logs)["ExecutionsAlreadyStarted"] >= 1
+    assert metric_totals(starter_logs)["AlreadySentAcknowledged"] >= 1
     described = sfn.describe_execution(executionArn=started["executionArn"])
     assert described["input"] == execution_input(order("order-1"), message_id=record["messageId"])
 
 
-def test_producer_resend_is_a_second_execution_that_the_state_machine_dedupes(stack, starter, inbox):
+def test_producer_resend_after_sent_starts_no_execution(stack, starter, starter_logs, inbox):
+    """The pre-check (one BatchGetItem): an event already sent with this payload is acknowledged."""
     sfn = stack.client("stepfunctions")
-    results = []
-    for message_id in ("first-send", "resend"):  # the resend arrives after the first one finished
-        response = starter.invoke(sqs_event(sqs_record(order("order-1"), message_id=message_id)))
-        assert response == {"batchItemFailures": []}
-        name = execution_name("order-1", message_id)
-        [arn] = [e["executionArn"] for e in executions(stack) if e["name"] == name]
-        results.append(wait_for(sfn, arn))
+    first = starter.invoke(sqs_event(sqs_record(order("order-1"), message_id="first-send")))
+    [started] = executions(stack)
+    assert wait_for(sfn, started["executionArn"]).path[-1] == "Mark as sent"
 
-    assert [r.status for r in results] == ["SUCCEEDED", "SUCCEEDED"]
-    assert results[0].path[-1] == "Done" and results[1].path[-1] == "Already sent"
+    resend = starter.invoke(sqs_event(sqs_record(order("order-1"), message_id="resend")))
+
+    assert first == resend == {"batchItemFailures": []}
+    assert [e["name"] for e in executions(stack)] == [execution_name("order-1", "first-send")]
     assert [row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table)] == ["order-1"]
     assert inbox.by_event_id() == {"order-1": 1}
+    assert metric_totals(starter_logs)["AlreadySentAcknowledged"] == 1
+    [line] = records_logged(starter_logs, "Already sent with this payload: acknowledged without an execution")
+    assert (line["message_id"], line["event_id"]) == ("resend", "order-1")
+
+
+def test_resend_while_pending_or_with_another_payload_starts_an_execution(stack, starter, inbox):
+    """Only `sent` with the same payload_hash is skipped: the workflow decides everything else."""
+    sfn = stack.client("stepfunctions")
+    with sns_publish_failures() as outage:  # the first execution records the event and cannot publish
+        starter.invoke(sqs_event(sqs_record(order("order-p"), message_id="p-1")))
+        [pending] = executions(stack)
+        assert wait_for(sfn, pending["executionArn"]).status == "FAILED"
+    assert outage.injected >= 1
+    starter.invoke(sqs_event(sqs_record(order("order-s"), message_id="s-1")))
+    wait_for_all(sfn, stack.state_machine_arn)
+
+    response = starter.invoke(
+        sqs_event(
+            sqs_record(order("order-p"), message_id="p-2"),  # pending: publish now
+            sqs_record(order("order-s", amount=99), message_id="s-2"),  # sent, another payload: a conflict
+        )
+    )
+
+    assert response == {"batchItemFailures": []}
+    results = {r.name: r for r in wait_for_all(sfn, stack.state_machine_arn)}
+    assert results[execution_name("order-p", "p-2")].status == "SUCCEEDED"
+    assert results[execution_name("order-s", "s-2")].error == "Onceflow.DeadLettered"
+    assert inbox.by_event_id() == {"order-p": 1, "order-s": 1}
+
+
+def test_a_failed_already_sent_lookup_starts_the_executions(stack, starter, starter_logs):
+    with inject(
+        DynamoHandler,  # the BatchGetItem API itself (moto's backend has no batch method)
+        "batch_get_item",
+        lambda: AWSError("Injected fault", exception_type="InternalServerError", status=500),
+    ) as fault:
+        response = starter.invoke(sqs_event(sqs_record(order("order-1"), message_id="m-1")))
+
+    assert fault.injected >= 1
+    assert response == {"batchItemFailures": []}
+    assert [e["name"] for e in executions(stack)] == [execution_name("order-1", "m-1")]
+    [warning] = records_logged(starter_logs, "Already-sent lookup failed; starting every execution")
+    assert warning["level"] == "WARNING"
 
 
 POISON = {
@@ -107,7 +152,20 @@ POISON = {
     "bad-currency": (json.dumps(order("o-6", currency="euro")), "currency", "string_pattern_mismatch", "o-6"),
     # Characters outside the set SQS accepts (moto does not check) become U+FFFD in the attributes.
     "control-character": (json.dumps(order("o-\u0007", amount=0)), "amount", "greater_than", "o-\ufffd"),
-    "too-large": (json.dumps(order("o-7", note="x" * (MAX_EXECUTION_INPUT_BYTES // 2))), "body", "max_size", "o-7"),
+    "too-large": (
+        json.dumps(order("o-7", note="x" * (MAX_EXECUTION_INPUT_BYTES // 2))),
+        "body",
+        "max_state_size",
+        "o-7",
+    ),
+    # Python reads 1e400 as inf and writes it back as Infinity, which AWS refuses at StartExecution.
+    "infinite-number": (json.dumps(order("o-8")).replace("42.5", "1e400"), "amount", "finite_number", "o-8"),
+    "39-digit-integer": (
+        json.dumps(order("o-9", units=1)).replace('"units": 1', '"units": ' + "7" * 39),
+        "units",
+        "dynamodb_number",
+        "o-9",
+    ),
 }
 
 
@@ -188,7 +246,7 @@ def test_configuration_error_fails_the_whole_invocation(stack, starter, starter_
     batch = sqs_event(sqs_record(order("order-1")), sqs_record("not json"))
     for variable, value in [("EVENT_FORMAT", "xml"), ("EVENT_ID_PATH", "detail.[oops"), ("STATE_MACHINE_ARN", "")]:
         with monkeypatch.context() as patch:
-            patch.setenv(variable, value)
+            patch.setitem(starter.environment, variable, value)  # the function's environment, set per invocation
             with pytest.raises(ConfigurationError, match=variable):
                 starter.invoke(batch)
         [line] = records_logged(starter_logs, "Starter misconfigured; no record of this batch was handled")

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from onceflow_common.pending import shard_for
+from starter.limits import MAX_STATE_BYTES, WORKFLOW_STATE_OVERHEAD_BYTES
 from starter.messages import MAX_EXECUTION_INPUT_BYTES, InvalidMessage, parse_record, payload_hash
 from tests.starter.helpers import settings as starter_settings
 from tests.support import order, sqs_record
@@ -32,6 +34,8 @@ def test_valid_order_becomes_execution_input():
     assert document["received_at"] == "2026-09-21T14:13:20.000Z"  # the SQS send time of SENT_MS
     assert document["ttl"] == SENT_MS // 1000 + 35 * 86_400
     assert document["message"] == {"id": "message-1", "body": json.dumps(order("order-1"))}
+    assert document["pending_shard"] == shard_for("order-1")
+    assert set(document) == {"event_id", "payload_hash", "payload", "received_at", "ttl", "pending_shard", "message"}
 
 
 def test_same_record_twice_gives_identical_input():
@@ -120,7 +124,9 @@ HUGE_NOTE = "x" * (MAX_EXECUTION_INPUT_BYTES // 2)
         pytest.param("[" * 100_000 + "]" * 100_000, "body", "json", None, id="deeply-nested"),
         pytest.param('{"order_id": "o", "n": ' + "9" * 5000 + "}", "body", "json", None, id="too-many-digits"),
         pytest.param(json.dumps(order("ü" * 1100)), "order_id", "event_id_length", None, id="event-id-over-2048-bytes"),
-        pytest.param(json.dumps(order("o-1", note=HUGE_NOTE)), "body", "max_size", "o-1", id="input-over-256-KiB"),
+        pytest.param(
+            json.dumps(order("o-1", note=HUGE_NOTE)), "body", "max_state_size", "o-1", id="input-over-the-state-limit"
+        ),
     ],
 )
 def test_poison_message_names_message_field_and_rule(body, field, rule, event_id):
@@ -135,5 +141,65 @@ def test_body_under_the_sqs_limit_can_still_exceed_the_execution_input_limit():
     # The input carries the payload and the original body: about twice the body's size.
     body = json.dumps(order("o-1", note="x" * 140_000))
     assert len(body) < 262_144
-    with pytest.raises(InvalidMessage, match="max_size"):
+    with pytest.raises(InvalidMessage, match="max_state_size"):
         parse(body)
+
+
+@pytest.mark.parametrize(
+    ("number_text", "field", "rule"),
+    [
+        # Python reads 1e400 as inf and would write it as Infinity, which AWS rejects at StartExecution.
+        pytest.param("1e400", "amount", "finite_number", id="1e400"),
+        pytest.param("-1e400", "amount", "finite_number", id="minus-1e400"),
+        pytest.param("1" * 39, "amount", "dynamodb_number", id="integer-of-39-significant-digits"),
+        pytest.param("1e200", "amount", "dynamodb_number", id="over-dynamodb-magnitude"),
+        pytest.param("1e-200", "amount", "dynamodb_number", id="under-dynamodb-magnitude"),
+    ],
+)
+def test_numbers_aws_cannot_carry_are_rejected_with_their_field(number_text, field, rule):
+    body = json.dumps(order("o-1")).replace("42.5", number_text)
+    with pytest.raises(InvalidMessage) as raised:
+        parse(body, message_id="m-n")
+    assert (raised.value.field, raised.value.rule, raised.value.event_id) == (field, rule, "o-1")
+
+
+def test_a_bad_number_deep_inside_is_named_by_its_path():
+    body = json.dumps(order("o-1", lines=[{"qty": 1}, {"qty": 2, "odd key": [0, 1]}])).replace("[0, 1]", "[0, 1e999]")
+    with pytest.raises(InvalidMessage) as raised:
+        parse(body)
+    assert (raised.value.field, raised.value.rule) == ('lines[1]."odd key"[1]', "finite_number")
+
+
+@pytest.mark.parametrize(
+    "number_text", ["9" * 38, "-" + "9" * 38, "0", "0.0", "1e-130", "9.99e125", "123456789012345678901234567890"]
+)
+def test_numbers_within_the_limits_pass(number_text):
+    body = json.dumps(order("o-1", n=0)).replace('"n": 0', f'"n": {number_text}')
+    assert json.loads(parse(body).execution_input)["payload"]["n"] == json.loads(number_text)
+
+
+def test_input_bound_leaves_room_for_what_the_workflow_adds():
+    assert MAX_EXECUTION_INPUT_BYTES == MAX_STATE_BYTES - WORKFLOW_STATE_OVERHEAD_BYTES == 262_144 - 8_192
+
+
+@pytest.mark.parametrize("size_kb", [60, 100])
+def test_bodies_that_fit_the_largest_state_are_accepted(size_kb):
+    body = json.dumps(order("o-big", note="x" * (size_kb * 1000)))
+    assert len(parse(body).execution_input.encode()) <= MAX_EXECUTION_INPUT_BYTES
+
+
+def test_a_200_kb_body_cannot_fit_and_is_rejected():
+    with pytest.raises(InvalidMessage) as raised:
+        parse(json.dumps(order("o-big", note="x" * 200_000)))
+    assert (raised.value.field, raised.value.rule, raised.value.event_id) == ("body", "max_state_size", "o-big")
+
+
+def test_the_bound_is_exact_to_the_byte():
+    base = json.dumps(order("o-edge", note=""))
+    fixed = len(parse(base).execution_input.encode())
+    fits = (MAX_EXECUTION_INPUT_BYTES - fixed) // 2  # the note is carried twice
+    assert (
+        len(parse(json.dumps(order("o-edge", note="x" * fits))).execution_input.encode()) <= MAX_EXECUTION_INPUT_BYTES
+    )
+    with pytest.raises(InvalidMessage, match="max_state_size"):
+        parse(json.dumps(order("o-edge", note="x" * (fits + 1))))

@@ -1,37 +1,55 @@
-"""Send a message that can never succeed to the dead-letter queue, reason attached."""
+"""Send a message that can never succeed to the dead-letter queue: the original body, unchanged
+(an operator can fix it and redrive it), and the reason in the uniform attributes of every dead
+letter (onceflow_common.dead_letters)."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from typing import Any
 
+from onceflow_common import dead_letters
+from onceflow_common.dead_letters import string_attribute
+from starter.executions import ExecutionRejected
 from starter.messages import InvalidMessage
 
-ERROR_NAME = "Onceflow.InvalidMessage"
-# SQS accepts only these characters (the XML 1.0 set) in bodies and attribute values.
-_NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+INVALID_MESSAGE_ERROR = "Onceflow.InvalidMessage"
 
 
-def _string(value: str) -> dict[str, str]:
-    # The reason names the broken field even when its value has characters SQS would refuse.
-    return {"DataType": "String", "StringValue": _NOT_SQS_TEXT.sub("\ufffd", value) or "-"}
+@dataclass(frozen=True)
+class Reason:
+    error: str
+    cause: str
+    field: str
+    rule: str
+    message_id: str
+    event_id: str | None
+
+    @classmethod
+    def invalid(cls, invalid: InvalidMessage) -> Reason:
+        return cls(
+            INVALID_MESSAGE_ERROR, str(invalid), invalid.field, invalid.rule, invalid.message_id, invalid.event_id
+        )
+
+    @classmethod
+    def rejected(cls, rejected: ExecutionRejected, message_id: str, event_id: str) -> Reason:
+        # Named as Step Functions names a service's errors: StepFunctions.InvalidExecutionInput.
+        return cls(f"StepFunctions.{rejected.code}", str(rejected), rejected.field, rejected.code, message_id, event_id)
 
 
-def reason_attributes(invalid: InvalidMessage) -> dict[str, dict[str, str]]:
+def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
     attributes = {
-        "error": _string(ERROR_NAME),
-        "cause": _string(str(invalid)),
-        "field": _string(invalid.field),
-        "rule": _string(invalid.rule),
-        "source": _string("starter"),
-        "source_message_id": _string(invalid.message_id),
+        dead_letters.ERROR: string_attribute(reason.error),
+        dead_letters.CAUSE: string_attribute(reason.cause),
+        dead_letters.FIELD: string_attribute(reason.field),
+        dead_letters.RULE: string_attribute(reason.rule),
+        dead_letters.SOURCE: string_attribute(dead_letters.FROM_STARTER),
+        dead_letters.SOURCE_MESSAGE_ID: string_attribute(reason.message_id),
     }
-    if invalid.event_id:
-        attributes["event_id"] = _string(invalid.event_id)
+    if reason.event_id:
+        attributes[dead_letters.EVENT_ID] = string_attribute(reason.event_id)
     return attributes
 
 
-def send_to_dead_letter_queue(sqs: Any, queue_url: str, body: str, invalid: InvalidMessage) -> str:
-    """The original body, unchanged, so that an operator can fix it and redrive it."""
-    response = sqs.send_message(QueueUrl=queue_url, MessageBody=body, MessageAttributes=reason_attributes(invalid))
+def send_to_dead_letter_queue(sqs: Any, queue_url: str, body: str, reason: Reason) -> str:
+    response = sqs.send_message(QueueUrl=queue_url, MessageBody=body, MessageAttributes=reason_attributes(reason))
     return str(response["MessageId"])

@@ -1,19 +1,119 @@
-"""Start one execution per delivery; a delivery that was already handed over is a success."""
+"""Hand one event to the state machine.
+
+STANDARD: StartExecution, named per delivery; a delivery that was already handed over
+(ExecutionAlreadyExists) is a success. EXPRESS: StartSyncExecution, which returns when the
+execution ends; the record is done only if the execution finished the event or dead-lettered it
+itself, so anything else goes back to SQS. Express does not deduplicate names (the workflow's own
+idempotency does; the name only helps a person find the execution).
+
+Errors that no redelivery can cure (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
+API_StartSyncExecution.html): InvalidExecutionInput and InvalidName concern the message itself, so
+they raise ExecutionRejected and the record is dead-lettered with the reason. Throttling, 5xx and
+the configuration errors (StateMachineDoesNotExist, AccessDenied, KMS) are not the message's fault:
+the record is reported failed and stays on the queue until the cause is fixed or the redrive
+policy moves it.
+"""
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from onceflow_common.status_change import DEAD_LETTERED_ERROR
 from starter.messages import PipelineEvent
 from starter.naming import execution_name
 
-Outcome = Literal["started", "already_started"]
+Outcome = Literal["started", "already_started", "finished", "dead_lettered_by_workflow"]
+PERMANENT_ERRORS = {"InvalidExecutionInput": "input", "InvalidName": "name"}
+THROTTLING_ERRORS = {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
+SYNC_ATTEMPTS = 3
+# Time the function keeps after the longest StartSyncExecution call, to report the batch.
+SAFETY_MARGIN_SECONDS = 5
+sleep = time.sleep  # replaced in tests
 
 
-def start_execution(sfn: Any, state_machine_arn: str, event: PipelineEvent, message_id: str) -> tuple[str, Outcome]:
+class ExecutionRejected(Exception):
+    """Step Functions refused this message's execution for a reason no redelivery changes."""
+
+    def __init__(self, code: str, field: str, message: str):
+        self.code, self.field, self.message = code, field, message
+        super().__init__(f"StartExecution refused the execution: {code}: {message}")
+
+
+class ExecutionNotFinished(Exception):
+    """An EXPRESS execution ended without finishing or dead-lettering its event: SQS redelivers it."""
+
+
+@dataclass(frozen=True)
+class Handover:
+    name: str
+    outcome: Outcome
+    execution_arn: str | None = None
+
+
+def _error_code(error: Exception) -> str | None:
+    response = getattr(error, "response", None)
+    code = (response.get("Error") or {}).get("Code") if isinstance(response, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _rejected(error: Exception) -> ExecutionRejected | None:
+    code = _error_code(error)
+    if code not in PERMANENT_ERRORS:
+        return None
+    message = str((getattr(error, "response", {}).get("Error") or {}).get("Message") or error)
+    return ExecutionRejected(code, PERMANENT_ERRORS[code], message)
+
+
+def start_execution(sfn: Any, state_machine_arn: str, event: PipelineEvent, message_id: str) -> Handover:
     name = execution_name(event.event_id, message_id)
     try:
-        sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input)
+        started = sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input)
     except sfn.exceptions.ExecutionAlreadyExists:
-        return name, "already_started"
-    return name, "started"
+        return Handover(name, "already_started")
+    except sfn.exceptions.ClientError as error:
+        rejected = _rejected(error)
+        if rejected is not None:
+            raise rejected from error
+        raise
+    return Handover(name, "started", started.get("executionArn"))
+
+
+def run_sync_execution(
+    sfn: Any,
+    state_machine_arn: str,
+    event: PipelineEvent,
+    message_id: str,
+    call_timeout_seconds: int,
+    remaining_seconds: Callable[[], float],
+) -> Handover:
+    """StartSyncExecution, retried on throttling while the function still has time for a whole call."""
+    name = execution_name(event.event_id, message_id)
+    for attempt in range(1, SYNC_ATTEMPTS + 1):
+        if remaining_seconds() < call_timeout_seconds + SAFETY_MARGIN_SECONDS:
+            raise ExecutionNotFinished(
+                f"not started: {remaining_seconds():.0f} s left in this invocation, "
+                f"a synchronous execution may take {call_timeout_seconds} s"
+            )
+        try:
+            result = sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input)
+            break
+        except sfn.exceptions.ClientError as error:
+            rejected = _rejected(error)
+            if rejected is not None:
+                raise rejected from error
+            if _error_code(error) not in THROTTLING_ERRORS or attempt == SYNC_ATTEMPTS:
+                raise
+            sleep(random.uniform(0, min(2.0, 0.1 * 2**attempt)))  # full jitter
+    status, error_name = result.get("status"), result.get("error")
+    arn = result.get("executionArn")
+    if status == "SUCCEEDED":
+        return Handover(name, "finished", arn)
+    if status == "FAILED" and error_name == DEAD_LETTERED_ERROR:
+        return Handover(name, "dead_lettered_by_workflow", arn)
+    raise ExecutionNotFinished(
+        f"execution {arn} ended {status} ({error_name or 'no error'}: {result.get('cause') or 'no cause'})"
+    )

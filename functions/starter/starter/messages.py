@@ -3,6 +3,11 @@
 Every rejection is an `InvalidMessage` naming the message, the field and the rule it broke.
 The execution input depends only on the record (body, message id, SQS send time), so a
 redelivered message reproduces it exactly.
+
+The input contract (statemachine/pipeline.asl.json reads it): event_id, payload_hash, payload,
+received_at (the SQS send time), ttl (send time + RecordRetentionDays; the workflow writes it
+only when the event is marked sent), pending_shard (the sparse pending index's shard), and
+message {id, body} (the original body, for dead letters and redrives).
 """
 
 from __future__ import annotations
@@ -16,21 +21,26 @@ from typing import TYPE_CHECKING, Any
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from pydantic import ValidationError
 
-from starter import jsontext, status_change
+from onceflow_common.pending import shard_for
+from starter import jsontext
+from starter.formats import FormatRejection
 from starter.jsontext import canonical_json
+from starter.limits import MAX_EVENT_ID_BYTES, MAX_EXECUTION_INPUT_BYTES, MAX_STATE_BYTES, WORKFLOW_STATE_OVERHEAD_BYTES
+from starter.numbers import first_bad_number
 
 if TYPE_CHECKING:
     from starter.formats import EventFormat
     from starter.settings import Settings
 
-__all__ = ["InvalidMessage", "PipelineEvent", "canonical_json", "parse_record", "payload_hash"]
-
-# Step Functions rejects execution input above 256 KiB.
-MAX_EXECUTION_INPUT_BYTES = 262_144
-# The event_id is the key of both tables; DynamoDB allows at most 2048 bytes in a partition key.
-MAX_EVENT_ID_BYTES = 2048
+__all__ = [
+    "MAX_EXECUTION_INPUT_BYTES",
+    "InvalidMessage",
+    "PipelineEvent",
+    "canonical_json",
+    "parse_record",
+    "payload_hash",
+]
 
 
 class InvalidMessage(Exception):
@@ -70,6 +80,8 @@ def _search(path: str, document: Any, message_id: str) -> Any:
 
 
 def _validate(model: type, document: Any, message_id: str, prefix: str) -> None:
+    from pydantic import ValidationError  # imported by the first record that needs a model
+
     try:
         # A copy: some Powertools models rewrite their input (the SNS model renames *URL keys).
         model.model_validate(dict(document) if isinstance(document, dict) else document)
@@ -91,17 +103,27 @@ def _decode_body(message_id: str, body: str) -> dict[str, Any]:
 
 
 def _unwrap(event_format: EventFormat, message_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    envelope_model = event_format.envelope_model
-    if envelope_model is not None:
-        _validate(envelope_model, body, message_id, "")
+    try:
+        if event_format.screen is not None:
+            event_format.screen(body)
+        envelope_model = event_format.envelope_model
+        if envelope_model is not None:
+            _validate(envelope_model, body, message_id, "")
+        if event_format.accept is not None:
+            event_format.accept(body)
+    except FormatRejection as rejected:
+        raise InvalidMessage(message_id, rejected.field, rejected.rule, rejected.detail) from None
     try:
         return event_format.unwrap(body)
     except jsontext.NotJson as error:
         raise InvalidMessage(message_id, "Message", "json", f"the SNS message is not valid JSON ({error})") from None
 
 
-def _event_id(document: dict[str, Any], path: str, message_id: str) -> str:
-    value = _search(path, document, message_id)
+def _event_id(document: dict[str, Any], event_format: EventFormat, path: str, message_id: str) -> str:
+    if path == event_format.event_id_path and event_format.default_event_id is not None:
+        value = event_format.default_event_id(document)
+    else:
+        value = _search(path, document, message_id)
     if not isinstance(value, str) or not value:
         found = "nothing" if value is None else "an empty string" if value == "" else f"a {type(value).__name__}"
         raise InvalidMessage(message_id, path, "event_id", f"must select a non-empty string, found {found}")
@@ -131,30 +153,17 @@ def _iso(epoch_ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _redriven_body(message_id: str, document: dict[str, Any]) -> str:
-    body = status_change.original_body(document)
-    if body is None:
-        raise InvalidMessage(
-            message_id,
-            "detail.input",
-            "status_change_input",
-            "a redriven execution status change event without its input (over 248 KB); "
-            "redrive it with `onceflow redrive`, which reads the input from the execution",
-        )
-    return body
-
-
 def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
     """Validate one raw SQS record (Lambda event shape) and build its execution input."""
     message_id = record["messageId"]
     body_text = record.get("body") or ""
     decoded = _decode_body(message_id, body_text)
-    if status_change.is_status_change(decoded):
-        body_text = _redriven_body(message_id, decoded)
-        decoded = _decode_body(message_id, body_text)
     event_format = settings.event_format
     document = _unwrap(event_format, message_id, decoded)
-    event_id = _event_id(document, settings.event_id_path, message_id)
+    event_id = _event_id(document, event_format, settings.event_id_path, message_id)
+    bad_number = first_bad_number(decoded)
+    if bad_number is not None:
+        raise InvalidMessage(message_id, bad_number.field, bad_number.rule, bad_number.detail, event_id=event_id)
     payload = _search(event_format.payload_path, document, message_id)
     if event_format.payload_model is not None:
         try:
@@ -171,6 +180,7 @@ def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
             "payload": payload,
             "received_at": _iso(sent_at_ms),
             "ttl": sent_at_ms // 1000 + settings.record_retention_days * 86_400,
+            "pending_shard": shard_for(event_id),
             "message": {"id": message_id, "body": body_text},
         }
     )
@@ -179,8 +189,10 @@ def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
         raise InvalidMessage(
             message_id,
             "body",
-            "max_size",
-            f"the execution input would be {size} bytes; Step Functions accepts at most {MAX_EXECUTION_INPUT_BYTES}",
+            "max_state_size",
+            f"the execution input would be {size} bytes (the payload and the original body); with the "
+            f"{WORKFLOW_STATE_OVERHEAD_BYTES} bytes the workflow adds, its largest state would exceed "
+            f"Step Functions' {MAX_STATE_BYTES}-byte limit; at most {MAX_EXECUTION_INPUT_BYTES} bytes of input fit",
             event_id=event_id,
         )
     return PipelineEvent(event_id=event_id, payload_hash=digest, execution_input=execution_input)

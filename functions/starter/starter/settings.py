@@ -10,9 +10,19 @@ from jmespath.exceptions import JMESPathError
 
 from starter.formats import FORMATS, EventFormat
 
+STATE_MACHINE_TYPES = ("STANDARD", "EXPRESS")
+DEFAULT_MAX_CONCURRENT_RECORDS = 10
+
 
 class ConfigurationError(RuntimeError):
     """The function's environment is wrong: every record would fail until it is fixed."""
+
+
+def _whole_number(env: os._Environ[str] | dict[str, str], name: str, default: int, minimum: int) -> int:
+    text = env.get(name) or str(default)
+    if not text.isdigit() or int(text) < minimum:
+        raise ConfigurationError(f"{name}={text!r} must be a whole number, at least {minimum}")
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -22,6 +32,18 @@ class Settings:
     event_format: EventFormat
     event_id_path: str
     record_retention_days: int
+    # STANDARD: StartExecution and acknowledge. EXPRESS: StartSyncExecution and acknowledge only
+    # what ended on a path that finished or dead-lettered the event.
+    state_machine_type: str = "STANDARD"
+    # When set, a redelivery of an event already sent with the same payload starts no execution.
+    processed_events_table: str | None = None
+    # EXPRESS: how long a StartSyncExecution call may take (the workflow's TimeoutSeconds plus a margin).
+    sync_execution_timeout_seconds: int = 0
+    max_concurrent_records: int = DEFAULT_MAX_CONCURRENT_RECORDS
+
+    @property
+    def express(self) -> bool:
+        return self.state_machine_type == "EXPRESS"
 
     @classmethod
     def from_environment(cls) -> Settings:
@@ -39,13 +61,24 @@ class Settings:
             jmespath.compile(event_id_path)
         except JMESPathError as error:
             raise ConfigurationError(f"EVENT_ID_PATH={event_id_path!r} is not a JMESPath expression: {error}") from None
-        retention = env.get("RECORD_RETENTION_DAYS") or "35"
-        if not retention.isdigit() or int(retention) < 1:
-            raise ConfigurationError(f"RECORD_RETENTION_DAYS={retention!r} must be a whole number of days, at least 1")
+        state_machine_type = env.get("STATE_MACHINE_TYPE") or "STANDARD"
+        if state_machine_type not in STATE_MACHINE_TYPES:
+            raise ConfigurationError(
+                f"STATE_MACHINE_TYPE={state_machine_type!r} is not one of {', '.join(STATE_MACHINE_TYPES)}"
+            )
+        sync_timeout = _whole_number(env, "SYNC_EXECUTION_TIMEOUT_SECONDS", 0, 0)
+        if state_machine_type == "EXPRESS" and sync_timeout < 1:
+            raise ConfigurationError(
+                "SYNC_EXECUTION_TIMEOUT_SECONDS must be set for EXPRESS (longer than the workflow's TimeoutSeconds)"
+            )
         return cls(
             state_machine_arn=env["STATE_MACHINE_ARN"],
             dead_letter_queue_url=env["DEAD_LETTER_QUEUE_URL"],
             event_format=event_format,
             event_id_path=event_id_path,
-            record_retention_days=int(retention),
+            record_retention_days=_whole_number(env, "RECORD_RETENTION_DAYS", 35, 1),
+            state_machine_type=state_machine_type,
+            processed_events_table=env.get("PROCESSED_EVENTS_TABLE") or None,
+            sync_execution_timeout_seconds=sync_timeout,
+            max_concurrent_records=_whole_number(env, "MAX_CONCURRENT_RECORDS", DEFAULT_MAX_CONCURRENT_RECORDS, 1),
         )

@@ -1,0 +1,45 @@
+"""A batch's records, parsed up front: each is an event to hand over or a message to dead-letter."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from starter.messages import InvalidMessage, PipelineEvent, parse_record
+from starter.settings import Settings
+
+
+@dataclass(frozen=True)
+class Delivery:
+    message_id: str
+    body: str
+    event: PipelineEvent | None = None
+    invalid: InvalidMessage | None = None
+    already_sent: bool = False
+
+    @property
+    def event_id(self) -> str | None:
+        if self.event is not None:
+            return self.event.event_id
+        return self.invalid.event_id if self.invalid is not None else None
+
+    def with_already_sent(self, already_sent: bool) -> Delivery:
+        return dataclasses.replace(self, already_sent=already_sent)
+
+
+@dataclass(frozen=True)
+class Handled:
+    message_id: str
+    outcome: str | None  # None: failed, SQS redelivers it
+
+
+def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Delivery]:
+    deliveries = []
+    for record in records:
+        message_id, body = record["messageId"], record.get("body") or ""
+        try:
+            deliveries.append(Delivery(message_id, body, event=parse_record(record, settings)))
+        except InvalidMessage as invalid:
+            deliveries.append(Delivery(message_id, body, invalid=invalid))
+    return deliveries

@@ -1,0 +1,51 @@
+"""Before starting anything: is this event already sent, with this payload?
+
+A redelivery or a resend of an event the workflow has already finished would only take the
+workflow's "Already sent" path, which writes and publishes nothing. One strongly consistent
+BatchGetItem per batch finds those and they are acknowledged without an execution. Anything else
+(not recorded, pending, another payload, a record that TTL has deleted, a failed lookup) starts
+the execution as before, and the workflow decides: the lookup can only skip work the workflow
+would have skipped too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from starter.messages import PipelineEvent
+
+MAX_KEYS_PER_REQUEST = 100  # BatchGetItem's limit
+LOOKUP_ROUNDS = 3  # UnprocessedKeys are asked for again, this many times at most
+
+
+def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> set[str]:
+    """The event_ids recorded `sent` with the same payload_hash as the given event."""
+    by_id = {event.event_id: event.payload_hash for event in events}
+    found: dict[str, dict[str, Any]] = {}
+    for ids in _chunks(sorted(by_id), MAX_KEYS_PER_REQUEST):  # BatchGetItem refuses duplicate keys
+        request: dict[str, Any] = {
+            table: {
+                "Keys": [{"event_id": {"S": event_id}} for event_id in ids],
+                "ConsistentRead": True,
+                "ProjectionExpression": "event_id, #status, payload_hash",
+                "ExpressionAttributeNames": {"#status": "status"},
+            }
+        }
+        for _ in range(LOOKUP_ROUNDS):
+            response = dynamodb.batch_get_item(RequestItems=request)
+            for item in response.get("Responses", {}).get(table, []):
+                found[item["event_id"]["S"]] = item
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+    return {
+        event_id
+        for event_id, item in found.items()
+        if item.get("status", {}).get("S") == "sent" and item.get("payload_hash", {}).get("S") == by_id[event_id]
+    }

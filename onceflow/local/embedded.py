@@ -12,7 +12,6 @@ added to moto, both patched in one place here and checked against the pinned mot
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 import threading
@@ -21,7 +20,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import moto
 import requests
 from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
@@ -29,9 +27,9 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import speedups as engine_speedups
+from onceflow.local.engine import shape
+from onceflow.local.engine.shape import MotoShapeError, Need, need
 
-PINNED_MOTO_VERSION = "5.2.5"
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
 
@@ -39,32 +37,19 @@ ACCOUNT_ID = "123456789012"
 _ABSENT = object()
 
 
-class EmbeddedAwsError(RuntimeError):
-    pass
+# A moto that does not fit the patches (onceflow/local/engine/shape.py) is this error.
+EmbeddedAwsError = MotoShapeError
 
 
-def _check_moto_shape() -> None:
-    if moto.__version__ != PINNED_MOTO_VERSION:
-        raise EmbeddedAwsError(
-            f"onceflow patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
-            "install the pinned version (pip install -e .) or re-check the patches in onceflow/local/embedded.py"
-        )
-    expected = [
-        (threaded_moto_server, "DomainDispatcherApplication"),
-        (threaded_moto_server, "create_backend_app"),
-        (threaded_moto_server, "MotoRequestHandler"),
-        (retrier_decl, "time"),
-        (wait_function.WaitFunction, "_wait_interval"),
-        (engine_speedups.execution_worker, "AmazonStateLanguageParser"),
-        (engine_speedups.dynamodb_models, "copy"),
-        (engine_speedups.dynamodb_models.DynamoDBBackend, "transact_write_items"),
-        *((importlib.import_module(name), "boto_client_for") for name in engine_speedups.INTEGRATION_MODULES),
+def moto_needs() -> list[Need]:
+    """What this module patches or builds on (the engine modules declare their own)."""
+    return [
+        need(threaded_moto_server, "DomainDispatcherApplication"),
+        need(threaded_moto_server, "create_backend_app"),
+        need(threaded_moto_server, "MotoRequestHandler"),
+        need(retrier_decl, "time"),
+        need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
     ]
-    for owner, name in expected:
-        if not hasattr(owner, name):
-            raise EmbeddedAwsError(
-                f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/local/embedded.py"
-            )
 
 
 class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
@@ -135,7 +120,7 @@ class EmbeddedAws:
     """A moto server in this process. Use as a context manager or call start()/stop()."""
 
     def __init__(self, port: int | None = None, time_scale: float = 0.0, speedups: bool = True):
-        _check_moto_shape()
+        shape.check_engine()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
         self.speedups = speedups

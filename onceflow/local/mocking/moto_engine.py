@@ -21,7 +21,6 @@ States a test case does not name run for real against the embedded services (hyb
 
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 from collections.abc import Iterator
@@ -29,7 +28,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import moto
 from moto.stepfunctions.exceptions import InvalidName, ValidationException
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 from moto.stepfunctions.parser.backend.execution import Execution
@@ -37,6 +35,7 @@ from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.mocking import mock_config as moto_mock_config
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
+from onceflow.local.engine.shape import Need, check, need
 from onceflow.local.mocking.errors import MockConfigError, MockedResponsesExhausted
 from onceflow.local.mocking.loader import load_mock_config
 from onceflow.local.mocking.model import MockTestCase, Return
@@ -45,48 +44,41 @@ SFN_MOCK_CONFIG = "SFN_MOCK_CONFIG"
 _MARK = "_onceflow_mocked_integrations"
 
 
-class MotoShapeError(RuntimeError):
-    pass
+def moto_needs() -> list[Need]:
+    """What these patches replace or call in the pinned moto (checked by onceflow/local/engine/shape.py)."""
+    return [
+        need(
+            StepFunctionsParserBackend,
+            "start_execution",
+            "state_machine_arn",
+            "name",
+            "execution_input",
+            "trace_header",
+        ),
+        need(StepFunctionsParserBackend, "describe_state_machine", "arn"),
+        need(Execution, "_get_start_execution_worker"),
+        need(ExecutionWorker, "__init__", "mock_test_case"),
+        need(Environment, "__init__", "mock_test_case"),
+        need(Environment, "get_current_mocked_response"),
+        need(Environment, "is_mocked_mode"),
+        need(
+            moto_mock_config.MockTestCase,
+            "__init__",
+            "state_machine_name",
+            "test_case_name",
+            "state_mocked_responses_list",
+        ),
+        need(
+            moto_mock_config.StateMockedResponses, "__init__", "state_name", "mocked_response_name", "mocked_responses"
+        ),
+        need(moto_mock_config.MockedResponseReturn, "__init__", "range_start", "range_end", "payload"),
+        need(moto_mock_config.MockedResponseThrow, "__init__", "range_start", "range_end", "error", "cause"),
+    ]
 
 
 def check_moto_shape() -> None:
     """Fail loudly if moto is not the version, or no longer has the shape, these patches were written for."""
-    from onceflow.local.embedded import PINNED_MOTO_VERSION  # imported late: embedded.py may import this module
-
-    if moto.__version__ != PINNED_MOTO_VERSION:
-        raise MotoShapeError(
-            f"onceflow.local.mocking patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
-            "install the pinned version or re-check onceflow/local/mocking/moto_engine.py"
-        )
-    expected: list[tuple[Any, str, tuple[str, ...]]] = [
-        (
-            StepFunctionsParserBackend,
-            "start_execution",
-            ("state_machine_arn", "name", "execution_input", "trace_header"),
-        ),
-        (StepFunctionsParserBackend, "describe_state_machine", ("arn",)),
-        (Execution, "_get_start_execution_worker", ()),
-        (ExecutionWorker, "__init__", ("mock_test_case",)),
-        (Environment, "__init__", ("mock_test_case",)),
-        (Environment, "get_current_mocked_response", ()),
-        (Environment, "is_mocked_mode", ()),
-        (
-            moto_mock_config.MockTestCase,
-            "__init__",
-            ("state_machine_name", "test_case_name", "state_mocked_responses_list"),
-        ),
-        (moto_mock_config.StateMockedResponses, "__init__", ("state_name", "mocked_response_name", "mocked_responses")),
-        (moto_mock_config.MockedResponseReturn, "__init__", ("range_start", "range_end", "payload")),
-        (moto_mock_config.MockedResponseThrow, "__init__", ("range_start", "range_end", "error", "cause")),
-    ]
-    for owner, name, parameters in expected:
-        function = getattr(owner, name, None)
-        missing = [] if function is None else [p for p in parameters if p not in inspect.signature(function).parameters]
-        if function is None or missing:
-            raise MotoShapeError(
-                f"moto changed shape: {owner.__name__}.{name} is gone or lost {missing}; "
-                "re-check onceflow/local/mocking/moto_engine.py"
-            )
+    check(moto_needs(), __name__)
 
 
 class ExecutionMocks(moto_mock_config.MockTestCase):

@@ -8,10 +8,15 @@ added to moto, both patched in one place here and checked against the pinned mot
   whole-table snapshot that silently undoes other executions' writes);
 - Retry and Wait delays are scaled by `time_scale` (0 in tests: no real sleeping) and recorded,
   so tests can assert the backoff that was asked for.
+
+The engine's speed-ups (onceflow/local/engine/speedups.py) are each switchable with `speedups=`;
+`history_budget=` bounds what moto keeps of finished executions in a long run
+(onceflow/local/engine/retention.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import threading
@@ -20,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import moto
 import requests
 from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
@@ -27,9 +33,10 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import shape
-from onceflow.local.engine.shape import MotoShapeError, Need, need
+from onceflow.local.engine import retention
+from onceflow.local.engine import speedups as engine_speedups
 
+PINNED_MOTO_VERSION = "5.2.5"
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
 
@@ -37,19 +44,32 @@ ACCOUNT_ID = "123456789012"
 _ABSENT = object()
 
 
-# A moto that does not fit the patches (onceflow/local/engine/shape.py) is this error.
-EmbeddedAwsError = MotoShapeError
+class EmbeddedAwsError(RuntimeError):
+    pass
 
 
-def moto_needs() -> list[Need]:
-    """What this module patches or builds on (the engine modules declare their own)."""
-    return [
-        need(threaded_moto_server, "DomainDispatcherApplication"),
-        need(threaded_moto_server, "create_backend_app"),
-        need(threaded_moto_server, "MotoRequestHandler"),
-        need(retrier_decl, "time"),
-        need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
+def _check_moto_shape() -> None:
+    if moto.__version__ != PINNED_MOTO_VERSION:
+        raise EmbeddedAwsError(
+            f"onceflow patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
+            "install the pinned version (pip install -e .) or re-check the patches in onceflow/local/embedded.py"
+        )
+    expected = [
+        (threaded_moto_server, "DomainDispatcherApplication"),
+        (threaded_moto_server, "create_backend_app"),
+        (threaded_moto_server, "MotoRequestHandler"),
+        (retrier_decl, "time"),
+        (wait_function.WaitFunction, "_wait_interval"),
+        (engine_speedups.execution_worker, "AmazonStateLanguageParser"),
+        (engine_speedups.dynamodb_models, "copy"),
+        (engine_speedups.dynamodb_models.DynamoDBBackend, "transact_write_items"),
+        *((importlib.import_module(name), "boto_client_for") for name in engine_speedups.INTEGRATION_MODULES),
     ]
+    for owner, name in expected:
+        if not hasattr(owner, name):
+            raise EmbeddedAwsError(
+                f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/local/embedded.py"
+            )
 
 
 class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
@@ -58,15 +78,29 @@ class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
 
 
 class _SerializedApp:
-    """WSGI wrapper: one request at a time, body fully produced inside the lock."""
+    """WSGI wrapper: one request at a time, body fully produced inside the lock.
 
-    def __init__(self, app: Callable[..., Iterable[bytes]]):
+    The lock is re-entrant and shared with the in-process service integrations (speedups.py) and
+    StartSyncExecution (sync_execution.py), which waits on a condition of it while its execution's
+    tasks take it.
+    """
+
+    def __init__(
+        self,
+        app: Callable[..., Iterable[bytes]],
+        lock: threading.RLock,
+        after_request: Callable[[], None] | None = None,
+    ):
         self._app = app
-        self.lock = threading.Lock()
+        self.lock = lock
+        self._after_request = after_request
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         with self.lock:
-            return list(self._app(environ, start_response))
+            body = list(self._app(environ, start_response))
+            if self._after_request is not None:
+                self._after_request()
+            return body
 
 
 @dataclass
@@ -119,11 +153,22 @@ def free_port() -> int:
 class EmbeddedAws:
     """A moto server in this process. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, port: int | None = None, time_scale: float = 0.0, speedups: bool = True):
-        shape.check_engine()
+    def __init__(
+        self,
+        port: int | None = None,
+        time_scale: float = 0.0,
+        speedups: bool | str | Iterable[str] = True,
+        history_budget: int | None = None,
+    ):
+        """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
+        `history_budget`: keep the histories of at most this many finished executions (oldest are
+        pruned; None keeps all, as tests that read every execution need). See retention.py."""
+        _check_moto_shape()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
-        self.speedups = speedups
+        self.speedups = engine_speedups.resolve(speedups)
+        self.retention = retention.Retention(history_budget) if history_budget is not None else None
+        self._request_lock = threading.RLock()
         self._app: _SerializedApp | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -135,9 +180,9 @@ class EmbeddedAws:
         return f"http://127.0.0.1:{self.port}"
 
     @property
-    def lock(self) -> threading.Lock:
-        assert self._app is not None, "start() first"
-        return self._app.lock
+    def lock(self) -> threading.RLock:
+        """Held while a request (or an in-process integration call) is handled."""
+        return self._request_lock
 
     def environment(self) -> dict[str, str]:
         """What a boto3 client or the AWS CLI needs to talk to this endpoint."""
@@ -160,10 +205,12 @@ class EmbeddedAws:
             "_wait_interval",
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
-        for owner, name, replacement in engine.patches(speedups=self.speedups):
+        for owner, name, replacement in engine.patches(speedups=self.speedups, request_lock=self._request_lock):
             self._patch(owner, name, replacement)
         self._app = _SerializedApp(
-            threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app)
+            threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app),
+            self._request_lock,
+            after_request=self.retention.after_request if self.retention is not None else None,
         )
         self._server = make_server(
             "127.0.0.1", self.port, self._app, threaded=True, request_handler=_QuietRequestHandler
@@ -188,6 +235,8 @@ class EmbeddedAws:
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
         self.configure()
         self.clock.reset()
+        if self.retention is not None:
+            self.retention.reset()
 
     def stop(self) -> None:
         if self._server is not None:

@@ -14,12 +14,13 @@ Patch = tuple[Any, str, Any]
 
 def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading.RLock | None = None) -> list[Patch]:
     from onceflow.local import mocking
+    from onceflow.local.engine import retention
     from onceflow.local.engine import speedups as speedup_patches
 
     selected: list[Patch] = []
-    selected += __import__("onceflow.local.engine.strict", fromlist=["patches"]).patches()  # always on: strict.py
     # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
     selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
+    selected += retention.patches()  # marks executions whose history a history budget may prune
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
     selected += mocking.moto_patches()
     # TransactGetItems honours ProjectionExpression (the workflow's look-up): onceflow/local/engine/transact_get.py.

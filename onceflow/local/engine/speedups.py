@@ -1,27 +1,67 @@
-"""Speed-ups for moto's Step Functions and DynamoDB, safe because the embedded AWS handles one
-request at a time (see embedded.py). Each returns (owner, attribute, replacement) for the caller
-to patch and restore; embedded.py checks moto's version and shape before applying them.
+"""Speed-ups for moto's Step Functions, DynamoDB and SQS, safe because the embedded AWS handles one
+request at a time (see embedded.py). Each is switchable on its own and returns (owner, attribute,
+replacement) triples for EmbeddedAws to patch and restore; `moto_needs()` lists what each one
+relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before applying any.
 
-- Parsed definitions are cached: moto re-parses the ASL (ANTLR) for every execution, about half
-  of an execution's CPU time. Evaluation state lives in each execution's Environment, not in the
-  parsed program, so one program serves every execution of a definition.
-- Service-integration clients are cached per service instead of built for every task.
-- TransactWriteItems rolls back only the items it touched: moto deep-copies whole tables before
-  every transaction, a cost that grows with table size (400 ms at 20,000 items).
+- parse_cache: parsed definitions are cached. moto re-parses the ASL (ANTLR) for every
+  execution; evaluation state lives in each execution's Environment, not in the parsed program,
+  so one program serves every execution of a definition.
+- client_cache: service-integration clients are built once per region, service, port and role.
+  moto builds a new boto3 client (~9 ms of CPU) for every task it runs.
+- in_process_integrations: service-integration requests are handed to moto's backends in this
+  process through moto's own BotocoreStubber (the request parsing, dispatch and error mapping
+  `mock_aws` uses) instead of an HTTP round trip back into the embedded server; still one request
+  at a time, under the server's request lock.
+- jsonpath_cache: compiled JSONPath expressions are cached; moto builds a new JSONPath parser
+  (PLY) for every path it evaluates. Compiled expressions hold no state of an evaluation.
+- sqs_fast_paths: moto's ReceiveMessage computes every queue attribute (counting the queued
+  messages three times, reading the clock twice per message) once per received message only to
+  read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per
+  name; and DeleteMessage walks every queued message's receipt handles, twice. Here the retention
+  period is read from the queue, each count reads the clock once, GetQueueAttributes computes the
+  attributes once, and DeleteMessage finds its message through a receipt-handle index.
+- item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
+  tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
+
+`ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
+asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+import importlib
+import os
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import boto3
+from botocore.config import Config
+from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
+from moto.sqs import models as sqs_models
+from moto.stepfunctions.parser.asl.component.common.path import result_path
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import credentials as sfn_credentials
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
+from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.backend import execution_worker
+
+from onceflow.local.engine import retention
+
+Patch = tuple[Any, str, Any]
+OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
+
+PARSE_CACHE = "parse_cache"
+CLIENT_CACHE = "client_cache"
+IN_PROCESS_INTEGRATIONS = "in_process_integrations"
+JSONPATH_CACHE = "jsonpath_cache"
+SQS_FAST_PATHS = "sqs_fast_paths"
+ITEM_ROLLBACK = "item_rollback"
+NAMES = (PARSE_CACHE, CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, JSONPATH_CACHE, SQS_FAST_PATHS, ITEM_ROLLBACK)
 
 INTEGRATION_MODULES = [
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
@@ -30,9 +70,96 @@ INTEGRATION_MODULES = [
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
 ]
 
-Patch = tuple[Any, str, Any]
+
+class SpeedupError(ValueError):
+    pass
 
 
+def resolve(speedups: bool | str | Iterable[str] = True) -> frozenset[str]:
+    """The set of speed-ups to apply: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, 'all', 'none',
+    'a,b', or names."""
+    if speedups is True:
+        off = os.environ.get(OFF_VARIABLE, "")
+        return frozenset(NAMES) - (frozenset(NAMES) if off.strip() == "all" else _names(off))
+    if speedups is False:
+        return frozenset()
+    if isinstance(speedups, str):
+        if speedups.strip() == "all":
+            return frozenset(NAMES)
+        if speedups.strip() == "none":
+            return frozenset()
+        return _names(speedups)
+    return _names(",".join(speedups))
+
+
+def _names(text: str) -> frozenset[str]:
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = names - set(NAMES)
+    if unknown:
+        raise SpeedupError(f"unknown speed-up(s) {sorted(unknown)}; known: {', '.join(NAMES)}")
+    return names
+
+
+def moto_needs() -> list[Any]:
+    """What the speed-ups patch or build on in the pinned moto (checked by engine/shape.py)."""
+    from onceflow.local.engine.shape import need
+
+    return [
+        need(execution_worker, "AmazonStateLanguageParser"),
+        need(AmazonStateLanguageParser, "parse"),
+        need(sfn_boto_client, "boto_client_for", "region", "service", "state_credentials"),
+        need(sfn_credentials, "StateCredentials"),
+        need(BotocoreStubber, "__call__", "event_name", "request"),
+        need(BotocoreStubber, "process_request", "request"),
+        need(json_path, "parse"),
+        need(result_path, "parse"),
+        need(sqs_models.SQSBackend, "is_message_valid_based_on_retention_period", "queue_name", "message"),
+        need(sqs_models.SQSBackend, "get_queue", "queue_name"),
+        need(sqs_models.SQSBackend, "get_queue_attributes", "queue_name", "attribute_names"),
+        need(sqs_models.Queue, "attributes"),
+        need(sqs_models.Queue, "messages"),
+        need(sqs_models.Queue, "approximate_number_of_messages"),
+        need(sqs_models.Queue, "approximate_number_of_messages_not_visible"),
+        need(sqs_models.Queue, "approximate_number_of_messages_delayed"),
+        need(sqs_models.Queue, "FIFO_ATTRIBUTES"),
+        need(sqs_models.Queue, "KMS_ATTRIBUTES"),
+        need(sqs_models.Message, "visible"),  # visible_at, delayed_until: what it and `delayed` compare
+        need(sqs_models.Message, "delayed"),
+        need(sqs_models, "unix_time_millis"),
+        need(sqs_models.Queue, "delete_message", "receipt_handle"),
+        need(sqs_models.Queue, "BASE_ATTRIBUTES"),  # MessageRetentionPeriod: an int attribute of the queue
+        need(sqs_models.Message, "had_receipt_handle", "receipt_handle"),
+        need(sqs_models.Message, "all_receipt_handles"),
+        need(sqs_models, "ReceiptHandleIsInvalid"),
+        need(sqs_models, "unix_time"),
+        need(dynamodb_models, "copy"),
+        need(dynamodb_models.DynamoDBBackend, "transact_write_items", "transact_items"),
+        *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
+        *retention.moto_needs(),  # the module beside this one, checked with it
+    ]
+
+
+def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> list[Patch]:
+    if IN_PROCESS_INTEGRATIONS in selected and request_lock is None:
+        raise SpeedupError(f"{IN_PROCESS_INTEGRATIONS} needs the embedded server's request lock")
+    chosen: list[Patch] = []
+    if PARSE_CACHE in selected:
+        chosen += parse_cache()
+    if CLIENT_CACHE in selected or IN_PROCESS_INTEGRATIONS in selected:
+        chosen += integration_clients(
+            cached=CLIENT_CACHE in selected,
+            request_lock=request_lock if IN_PROCESS_INTEGRATIONS in selected else None,
+        )
+    if JSONPATH_CACHE in selected:
+        chosen += jsonpath_cache()
+    if SQS_FAST_PATHS in selected:
+        chosen += sqs_fast_paths()
+    if ITEM_ROLLBACK in selected:
+        chosen += item_level_rollback()
+    return chosen
+
+
+# --- parse_cache ----------------------------------------------------------------------------------
 class _CachedParser(AmazonStateLanguageParser):
     @staticmethod
     @functools.lru_cache(maxsize=64)
@@ -44,24 +171,182 @@ def parse_cache() -> list[Patch]:
     return [(execution_worker, "AmazonStateLanguageParser", _CachedParser)]
 
 
-def client_cache() -> list[Patch]:
-    import importlib
-    import os
+# --- client_cache, in_process_integrations --------------------------------------------------------
+class _LockedStubber(BotocoreStubber):
+    """moto's BotocoreStubber (what mock_aws registers on botocore), taking the server's request lock."""
 
+    def __init__(self, request_lock: threading.RLock):
+        super().__init__()
+        self.enabled = True
+        self._request_lock = request_lock
+
+    def __call__(self, event_name: str, request: Any, **kwargs: Any) -> Any:
+        with self._request_lock:
+            return super().__call__(event_name, request, **kwargs)
+
+
+def _in_process_client(region: str, service: str, stubber: _LockedStubber) -> Any:
+    """A client as moto's boto_client_for makes it under mock_aws: AWS's own endpoint, answered by the stubber."""
+    client = _CLIENT_SESSION.client(
+        service,
+        region_name=region,
+        aws_access_key_id="ak",
+        aws_secret_access_key="sk",
+        config=Config(
+            parameter_validation=False,
+            retries={"max_attempts": 0, "total_max_attempts": 1},
+            # AWS_ENDPOINT_URL (set for the in-process starter) must not send these to the server.
+            ignore_configured_endpoint_urls=True,
+        ),
+    )
+    client.meta.events.register_first("before-send", stubber)
+    return client
+
+
+_CLIENT_SESSION = boto3.session.Session()
+_CLIENT_SESSION_LOCK = threading.Lock()  # botocore sessions are not safe to build clients on concurrently
+
+
+def integration_clients(cached: bool, request_lock: threading.RLock | None) -> list[Patch]:
     original = sfn_boto_client.boto_client_for
+    stubber = _LockedStubber(request_lock) if request_lock is not None else None
+
+    def build(region: str, service: str, state_credentials: Any) -> Any:
+        if stubber is None:
+            return original(region, service, state_credentials)
+        with _CLIENT_SESSION_LOCK:
+            return _in_process_client(region, service, stubber)
 
     @functools.lru_cache(maxsize=64)
-    def cached(region: str, service: str, port: str) -> Any:
-        return original(region, service)
+    def build_cached(region: str, service: str, port: str, role_arn: str | None) -> Any:
+        # moto gives every task the same fixed credentials; the role is in the key all the same,
+        # so a future moto that assumes the task's role cannot be handed another role's client.
+        return build(region, service, sfn_credentials.StateCredentials(role_arn=role_arn) if role_arn else None)
 
     def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
-        if state_credentials is not None:
-            return original(region, service, state_credentials)
-        return cached(region, service, os.environ.get("MOTO_PORT", "5000"))
+        if not cached:
+            return build(region, service, state_credentials)
+        role_arn = getattr(state_credentials, "role_arn", None)
+        return build_cached(region, service, os.environ.get("MOTO_PORT", "5000"), role_arn)
 
     return [(importlib.import_module(name), "boto_client_for", boto_client_for) for name in INTEGRATION_MODULES]
 
 
+# --- jsonpath_cache -------------------------------------------------------------------------------
+def jsonpath_cache() -> list[Patch]:
+    return [
+        (json_path, "parse", functools.lru_cache(maxsize=4096)(json_path.parse)),
+        (result_path, "parse", functools.lru_cache(maxsize=4096)(result_path.parse)),
+    ]
+
+
+# --- sqs_fast_paths -------------------------------------------------------------------------------
+def _retention_check(self: Any, queue_name: str, message: Any) -> bool:
+    """moto's check, reading MessageRetentionPeriod (an int, see Queue._set_attributes) directly."""
+    retention_period = self.get_queue(queue_name).message_retention_period
+    return bool(retention_period + message.sent_timestamp / 1000 > sqs_models.unix_time())
+
+
+class _HandleIndex:
+    """Receipt handle -> message, for one queue; stale entries are verified and dropped on use."""
+
+    def __init__(self) -> None:
+        self.by_handle: dict[str, Any] = {}
+
+    def find(self, queue: Any, receipt_handle: str) -> Any | None:
+        message = self.by_handle.get(receipt_handle)
+        if message is None or not self._live(queue, message, receipt_handle):
+            self.rebuild(queue)
+            message = self.by_handle.get(receipt_handle)
+        return message
+
+    @staticmethod
+    def _live(queue: Any, message: Any, receipt_handle: str) -> bool:
+        # Messages have no __eq__: `in` compares identity, in C (moto moves messages to a DLQ or
+        # purges a queue without telling the index).
+        return message.had_receipt_handle(receipt_handle) and message in queue._messages
+
+    def rebuild(self, queue: Any) -> None:
+        self.by_handle = {
+            handle: message for message in queue._messages for handle in message.all_receipt_handles if handle
+        }
+
+
+def _index(queue: Any) -> _HandleIndex:
+    index = queue.__dict__.get("_onceflow_handle_index")
+    if index is None:
+        index = queue.__dict__["_onceflow_handle_index"] = _HandleIndex()
+    return index
+
+
+def _delete_message(self: Any, receipt_handle: str) -> None:
+    """moto's Queue.delete_message, finding the message through the index instead of two full walks."""
+    if receipt_handle in self.deleted_messages:
+        return  # already deleted: SQS accepts deleting it again
+    message = _index(self).find(self, receipt_handle)
+    if message is None:
+        raise sqs_models.ReceiptHandleIsInvalid()
+    self.pending_messages.discard(message)
+    self.deleted_messages.update(message.all_receipt_handles)
+    self._messages.remove(message)
+    index = _index(self)
+    for handle in message.all_receipt_handles:
+        index.by_handle.pop(handle, None)
+
+
+def _visible_messages(self: Any) -> list[Any]:
+    """moto's Queue.messages (visible and not delayed), with one clock reading for the whole queue
+    instead of two per message (moto's clock is a datetime subtraction, the bulk of the cost)."""
+    now = sqs_models.unix_time_millis()
+    return [m for m in self._messages if now > m.visible_at and not now < m.delayed_until]
+
+
+def _count_visible(self: Any) -> int:
+    now = sqs_models.unix_time_millis()
+    return sum(1 for m in self._messages if now > m.visible_at and not now < m.delayed_until)
+
+
+def _count_not_visible(self: Any) -> int:
+    now = sqs_models.unix_time_millis()
+    return sum(1 for m in self._messages if not now > m.visible_at)
+
+
+def _count_delayed(self: Any) -> int:
+    now = sqs_models.unix_time_millis()
+    return sum(1 for m in self._messages if now < m.delayed_until)
+
+
+def _get_queue_attributes(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    def get_queue_attributes(self: Any, queue_name: str, attribute_names: list[str]) -> dict[str, Any]:
+        """moto's answer, computing the queue's attributes once instead of up to twice per name
+        (an empty list, "All" and invalid names are left to moto itself)."""
+        queue = self.get_queue(queue_name)
+        valid = ("All", *queue.BASE_ATTRIBUTES, *queue.FIFO_ATTRIBUTES, *queue.KMS_ATTRIBUTES)
+        if not attribute_names or "All" in attribute_names or any(name not in valid for name in attribute_names):
+            return original(self, queue_name, attribute_names)
+        attributes = queue.attributes
+        return {name: attributes[name] for name in attribute_names if attributes.get(name) is not None}
+
+    return get_queue_attributes
+
+
+def sqs_fast_paths() -> list[Patch]:
+    return [
+        (sqs_models.SQSBackend, "is_message_valid_based_on_retention_period", _retention_check),
+        (
+            sqs_models.SQSBackend,
+            "get_queue_attributes",
+            _get_queue_attributes(sqs_models.SQSBackend.get_queue_attributes),
+        ),
+        (sqs_models.Queue, "messages", property(_visible_messages)),
+        (sqs_models.Queue, "approximate_number_of_messages", property(_count_visible)),
+        (sqs_models.Queue, "approximate_number_of_messages_not_visible", property(_count_not_visible)),
+        (sqs_models.Queue, "approximate_number_of_messages_delayed", property(_count_delayed)),
+        (sqs_models.Queue, "delete_message", _delete_message),
+    ]
+
+
+# --- item_rollback --------------------------------------------------------------------------------
 class _TablesByReference:
     """What moto's transact_write_items sees as `copy`: tables are not copied (rollback is ours)."""
 
@@ -115,7 +400,3 @@ def item_level_rollback() -> list[Patch]:
             dynamodb_models.copy = copy
 
     return [(dynamodb_models.DynamoDBBackend, "transact_write_items", transact_write_items)]
-
-
-def all_speedups() -> list[Patch]:
-    return parse_cache() + client_cache() + item_level_rollback()

@@ -16,7 +16,6 @@ The engine's speed-ups (onceflow/local/engine/speedups.py) are each switchable w
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 import threading
@@ -25,7 +24,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import moto
 import requests
 from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
@@ -33,10 +31,10 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import retention
+from onceflow.local.engine import retention, shape
 from onceflow.local.engine import speedups as engine_speedups
+from onceflow.local.engine.shape import MotoShapeError, Need, need
 
-PINNED_MOTO_VERSION = "5.2.5"
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
 
@@ -44,32 +42,19 @@ ACCOUNT_ID = "123456789012"
 _ABSENT = object()
 
 
-class EmbeddedAwsError(RuntimeError):
-    pass
+# A moto that does not fit the patches (onceflow/local/engine/shape.py) is this error.
+EmbeddedAwsError = MotoShapeError
 
 
-def _check_moto_shape() -> None:
-    if moto.__version__ != PINNED_MOTO_VERSION:
-        raise EmbeddedAwsError(
-            f"onceflow patches moto {PINNED_MOTO_VERSION} but moto {moto.__version__} is installed; "
-            "install the pinned version (pip install -e .) or re-check the patches in onceflow/local/embedded.py"
-        )
-    expected = [
-        (threaded_moto_server, "DomainDispatcherApplication"),
-        (threaded_moto_server, "create_backend_app"),
-        (threaded_moto_server, "MotoRequestHandler"),
-        (retrier_decl, "time"),
-        (wait_function.WaitFunction, "_wait_interval"),
-        (engine_speedups.execution_worker, "AmazonStateLanguageParser"),
-        (engine_speedups.dynamodb_models, "copy"),
-        (engine_speedups.dynamodb_models.DynamoDBBackend, "transact_write_items"),
-        *((importlib.import_module(name), "boto_client_for") for name in engine_speedups.INTEGRATION_MODULES),
+def moto_needs() -> list[Need]:
+    """What this module patches or builds on (the engine modules declare their own)."""
+    return [
+        need(threaded_moto_server, "DomainDispatcherApplication"),
+        need(threaded_moto_server, "create_backend_app"),
+        need(threaded_moto_server, "MotoRequestHandler"),
+        need(retrier_decl, "time"),
+        need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
     ]
-    for owner, name in expected:
-        if not hasattr(owner, name):
-            raise EmbeddedAwsError(
-                f"moto changed shape: {owner.__name__}.{name} is gone; re-check onceflow/local/embedded.py"
-            )
 
 
 class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
@@ -80,9 +65,9 @@ class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
 class _SerializedApp:
     """WSGI wrapper: one request at a time, body fully produced inside the lock.
 
-    The lock is re-entrant and shared with the in-process service integrations (speedups.py) and
-    StartSyncExecution (sync_execution.py), which waits on a condition of it while its execution's
-    tasks take it.
+    The lock is re-entrant and shared with the in-process service integrations (speedups.py), so
+    a request that runs an execution to its end in its own thread can dispatch that execution's
+    tasks without deadlocking on itself.
     """
 
     def __init__(
@@ -163,7 +148,7 @@ class EmbeddedAws:
         """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
         `history_budget`: keep the histories of at most this many finished executions (oldest are
         pruned; None keeps all, as tests that read every execution need). See retention.py."""
-        _check_moto_shape()
+        shape.check_engine()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
         self.speedups = engine_speedups.resolve(speedups)

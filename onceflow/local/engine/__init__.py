@@ -18,6 +18,7 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import speedups as speedup_patches
 
     selected: list[Patch] = []
+    selected += __import__("onceflow.local.engine.strict", fromlist=["patches"]).patches()  # always on: strict.py
     # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
     selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
     selected += retention.patches()  # marks executions whose history a history budget may prune

@@ -448,8 +448,17 @@ def demo(
             _fail(f"--mode {mode.value}: {problem}")
     seconds = time.monotonic() - began
     print_report(run.report, run.faults.counts, seconds)
+    if mode is Mode.EXPRESS:
+        console.print(
+            "EXPRESS: executions are not listed (Express workflows keep no execution history); "
+            "the tables, the notifications and the dead letters are the evidence.",
+            highlight=False,
+        )
     (out / "report.json").write_text(
-        json.dumps({**report_as_dict(run.report), "faults": run.faults.counts, "seconds": seconds}, indent=2)
+        json.dumps(
+            {**report_as_dict(run.report), "mode": mode.value, "faults": run.faults.counts, "seconds": seconds},
+            indent=2,
+        )
     )
     trace_path = write_trace(run, out / "trace.html")
     console.print(f"report: {out / 'report.json'}  trace: {trace_path}  starter log: {out / 'starter.log'}")

@@ -94,8 +94,13 @@ class FunctionRuntime:
         }
         os.environ.update(self.environment)
         self.module = _load_handler_module(self.function)
-        if hasattr(self.module, "reset_clients"):
+        # Cached clients stay valid while the endpoint does (a reset of the embedded AWS keeps it).
+        if (
+            hasattr(self.module, "reset_clients")
+            and getattr(self.module, "_local_endpoint", None) != stack.endpoint_url
+        ):
             self.module.reset_clients()
+            self.module._local_endpoint = stack.endpoint_url
         self.handler = getattr(self.module, self.function.handler.rpartition(".")[2])
         if log_stream is not None:
             self._redirect_logs(log_stream)

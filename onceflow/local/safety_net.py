@@ -244,6 +244,11 @@ class SafetyNet:
         self._sfn = stack.client("stepfunctions")
         self._reported: set[str] = set()
 
+    @property
+    def ended_seen(self) -> int:
+        """How many ended executions this safety net has reported so far."""
+        return len(self._reported)
+
     def _is_new(self, execution: dict[str, Any]) -> bool:
         if execution["status"] not in TERMINAL or execution["executionArn"] in self._reported:
             return False

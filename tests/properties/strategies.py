@@ -1,8 +1,9 @@
 """Hypothesis strategies for fault schedules: interleavings of deliveries, crashes and windows.
 
-A schedule is one to three phases; a phase arms up to two crashes or failure windows, delivers one
-to three messages (original or resent orders, concurrent copies, redeliveries of handled records,
-conflicting payloads, poison) and processes them, sometimes followed by an operator's recovery.
+A schedule is one to three phases; a phase arms up to two crashes, failure windows (lost status
+change events among them) or TTL expiries, delivers one to three messages (original or resent
+orders, concurrent copies, redeliveries of handled records, conflicting payloads, poison) and
+processes them, sometimes followed by an operator's recovery.
 Three events at most (order-0..order-2) keep a schedule cheap and make collisions on an id likely.
 Lists shrink by dropping phases and steps, numbers towards 0, so a shrunk schedule is short.
 """
@@ -15,6 +16,7 @@ from onceflow.devtools.schedules import (
     FAULTS,
     INTERRUPTIBLE_STATES,
     CrashStarter,
+    Expire,
     Interrupt,
     Open,
     Process,
@@ -40,6 +42,8 @@ windows = st.builds(
     times=st.none() | st.integers(min_value=1, max_value=10),
     steps=st.integers(min_value=1, max_value=3),
 )
+# DynamoDB TTL runs: every sent record expires (a later resend takes "Already done, record expired").
+expiries = st.just(Expire())
 conflicts = st.builds(SendConflict, event=events)
 poison = st.builds(SendPoison, poison=st.integers(min_value=0, max_value=5))
 
@@ -60,7 +64,7 @@ def phases(draw: st.DrawFn) -> list[Step]:
         state=st.sampled_from(INTERRUPTIBLE_STATES),
         how=st.sampled_from(["stop", "timeout"]),
     )
-    armed = draw(st.lists(st.one_of(interrupts, windows, starter_crashes), max_size=2))
+    armed = draw(st.lists(st.one_of(interrupts, windows, starter_crashes, expiries), max_size=2))
     ending = draw(st.sampled_from([(Process(),), (Process(), Recover())]))
     return [*armed, *delivered, *ending]
 

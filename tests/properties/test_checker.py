@@ -10,7 +10,8 @@ import json
 import pytest
 
 from onceflow.devtools.schedules import run_schedule, runner
-from onceflow.local.safety_net import SafetyNet, SweepReport
+from onceflow.devtools.schedules.runner import RunOptions
+from onceflow.local.safety_net import SafetyNet, ScheduledRuns, SweepReport
 from onceflow.local.stack import LocalStack
 from tests.properties.test_schedules import EXPLICIT
 
@@ -36,7 +37,9 @@ def _pending_taken_for_sent(states: dict) -> None:
 
 
 def _record_without_condition(states: dict) -> None:
-    states["Record event and order"]["Parameters"]["TransactItems"][0]["Put"].pop("ConditionExpression")
+    """Neither the state record's condition nor the business row's own (issue 8: R2 after expiry)."""
+    for item in states["Record event and order"]["Parameters"]["TransactItems"]:
+        item["Put"].pop("ConditionExpression")
 
 
 @pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -44,18 +47,24 @@ def _record_without_condition(states: dict) -> None:
     "broken, example, expected",
     [
         ("no safety net", "stop after Record", "state record 'pending'"),
+        ("status events lost and no reconciler schedule", "stop after Record", "state record 'pending'"),
         ("pending taken for sent", "time out after Record", "never notified"),
-        ("Record without its condition", "redelivery, resend, conflict, poison", "recorded 3 times"),
+        ("Record without its conditions", "redelivery, resend, conflict, poison", "order-0: recorded 4 times"),
     ],
 )
 def test_a_broken_guarantee_is_reported(embedded_aws, monkeypatch, broken: str, example: str, expected: str) -> None:
-    if broken == "no safety net":
+    options = RunOptions()
+    if broken == "no safety net":  # neither the status change rule nor the reconciler's schedule
         monkeypatch.setattr(SafetyNet, "sweep", lambda self: SweepReport())
+        monkeypatch.setattr(ScheduledRuns, "run", lambda self, at=None: 0)
+    elif broken == "status events lost and no reconciler schedule":  # the event alone is not enough
+        monkeypatch.setattr(ScheduledRuns, "run", lambda self, at=None: 0)
+        options = RunOptions(status_events_lost=1.0)
     elif broken == "pending taken for sent":
         monkeypatch.setattr(runner, "deploy", _deploy_with(_pending_taken_for_sent))
     else:
         monkeypatch.setattr(runner, "deploy", _deploy_with(_record_without_condition))
 
-    outcome = run_schedule(embedded_aws, EXPLICIT[example])
+    outcome = run_schedule(embedded_aws, EXPLICIT[example], options)
 
     assert any(expected in violation for violation in outcome.violations), outcome.violations

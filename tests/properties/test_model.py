@@ -36,6 +36,7 @@ def test_a_step_reads_as_its_json() -> None:
         ({"step": "interrupt", "event": 0, "state": "Mark as sent", "how": "pause"}, "how must be"),
         ({"step": "open", "fault": "meteor"}, "unknown fault"),
         ({"step": "open", "fault": "sns_publish", "times": 0}, "at least one"),
+        ({"step": "expire", "days": 0}, "at least one day"),
     ],
 )
 def test_malformed_steps_are_errors(document: dict, message: str) -> None:

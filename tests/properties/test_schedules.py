@@ -1,8 +1,10 @@
 """Property: whatever the interleaving of deliveries, crashes and failure windows, after recovery
 every event is written exactly once, notified at least once, marked sent, and nothing is lost.
 
-CI runs a fixed seed and a few examples (ONCEFLOW_SCHEDULE_EXAMPLES, default below) plus the
-explicit examples, one per crash boundary. A long run is one command:
+CI runs a fixed seed and ONCEFLOW_SCHEDULE_EXAMPLES generated schedules (default below) plus the
+explicit examples, one per crash boundary and fault kind, and the explicit examples again with
+every status change event lost (AWS delivers them best effort: the reconciler's sweep must be
+enough): more than 200 schedules in all. A long run is one command:
 
     ONCEFLOW_SCHEDULE_EXAMPLES=500 .venv/bin/python -m pytest tests/properties
 
@@ -21,6 +23,7 @@ from hypothesis.control import current_build_context
 from onceflow.devtools.schedules import (
     BOUNDARIES,
     CrashStarter,
+    Expire,
     Interrupt,
     Open,
     Process,
@@ -32,11 +35,13 @@ from onceflow.devtools.schedules import (
     SendPoison,
     run_schedule,
 )
+from onceflow.devtools.schedules.runner import RunOptions, ScheduleOutcome
+from onceflow.local.report import PATH_EXPIRED
 from tests.properties import saved_schedules
 from tests.properties.strategies import schedules
 from tests.properties.tally import TALLY
 
-EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "175"))
 SEED = int(os.environ.get("ONCEFLOW_SCHEDULE_SEED", "20251129"))
 # moto warns that the injected SQS error code (onceflow.local.faults) is not in its error shapes.
 INJECTED_SQS_ERROR = "ignore:Exception\\(SQSException\\) with code InternalError"
@@ -80,6 +85,23 @@ EXPLICIT = {
             Process(),
         )
     ),
+    # Status change events lost (all, then only the first): the reconciler's sweep dead-letters.
+    "stop after Record, its status change lost": Schedule(
+        (Open("status_events_lost", None, 1), Send(0), Interrupt(0, BOUNDARIES["after_record"]), Process())
+    ),
+    "time out and fail, one status change lost": Schedule(
+        (
+            Open("status_events_lost", 1, 2),
+            Send(0),
+            Interrupt(0, BOUNDARIES["after_publish_before_mark_sent"], "timeout"),
+            Process(),
+            Send(1),
+            Interrupt(1, BOUNDARIES["before_record"]),
+            Process(),
+        )
+    ),
+    # DynamoDB TTL deletes the sent record; a resend then is "already done", written and notified once.
+    "TTL expiry, then a resend": Schedule((Send(0), Process(), Expire(), Send(0), Process())),
 }
 _EXPLICIT_SCHEDULES = set(EXPLICIT.values())
 
@@ -111,10 +133,38 @@ def test_every_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -
         path = saved_schedules.save(schedule, outcome.violations, f"test_schedules.py, seed {SEED}")
         note(f"saved as {path.name}")
     assert outcome.passed, "\n".join(outcome.violations)
-    if explicit:  # an explicit example is about its crash: it must really have happened
-        assert outcome.stats.interrupts_unused == 0, "an armed interrupt never fired"
-        expected_crashes = sum(isinstance(step, CrashStarter) for step in schedule.steps)
-        assert outcome.stats.starter_crashes == expected_crashes
+    if explicit:
+        _assert_its_faults_happened(schedule, outcome)
+
+
+def _assert_its_faults_happened(schedule: Schedule, outcome: ScheduleOutcome) -> None:
+    """An explicit example is about its crashes and faults: each must really have happened."""
+    assert outcome.stats.interrupts_unused == 0, "an armed interrupt never fired"
+    expected_crashes = sum(isinstance(step, CrashStarter) for step in schedule.steps)
+    assert outcome.stats.starter_crashes == expected_crashes
+    for fault in {step.fault for step in schedule.steps if isinstance(step, Open)}:
+        assert outcome.stats.faults_injected[fault] > 0, f"the {fault} window injected nothing"
+    if any(isinstance(step, Expire) for step in schedule.steps):
+        assert outcome.stats.records_expired > 0, "TTL expired no record"
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.filterwarnings(INJECTED_SQS_ERROR)
+@pytest.mark.parametrize("name", sorted(EXPLICIT))
+def test_the_explicit_examples_hold_with_every_status_change_lost(embedded_aws, name: str) -> None:
+    schedule = EXPLICIT[name]
+    outcome = run_schedule(embedded_aws, schedule, RunOptions(status_events_lost=1.0))
+    TALLY.add("explicit, status events lost", outcome)
+    assert outcome.passed, "\n".join(outcome.violations)
+    _assert_its_faults_happened(schedule, outcome)
+    assert outcome.stats.status_events_lost == outcome.stats.safety_net_routed  # every routed event was lost
+
+
+def test_the_ttl_example_resends_on_the_expired_path(embedded_aws) -> None:
+    outcome = run_schedule(embedded_aws, EXPLICIT["TTL expiry, then a resend"])
+    assert outcome.passed, "\n".join(outcome.violations)
+    assert outcome.stats.records_expired == 1
+    assert outcome.report.executions_by_path.get(PATH_EXPIRED) == 1
 
 
 def test_the_explicit_examples_cover_every_boundary() -> None:

@@ -21,9 +21,13 @@ Steps, in the order a person reads a schedule:
   an operator (`how="stop"`, ABORTED) or runs out of time (`how="timeout"`, TIMED_OUT) there.
 - `Open(fault, times, steps)`: a failure window, open for the next `steps` steps that run the
   pipeline (process, recover, redeliver): `times` calls fail (None: every call, an outage).
+- `Expire(days)`: DynamoDB TTL runs `days` later (onceflow.local.engine.ttl): every item whose
+  `ttl` has passed by then is deleted, as sent state records are after RecordRetentionDays (35 by
+  default: `days` 36). A pending record has no `ttl` and never expires.
 - `Process()`: the event source runs until the source queue is empty and no execution runs.
-- `Recover()`: an operator acts mid-run: the safety net's pending events are delivered and the
-  dead-letter queue is redriven (except poison and payload conflicts).
+- `Recover()`: an operator acts mid-run: the safety net's pending events are delivered, the
+  reconciler's schedule runs and the dead-letter queue is redriven (except poison and payload
+  conflicts).
 
 After the last step every window closes, armed crashes and interrupts are dropped, and recovery
 runs (see runner.py).
@@ -63,8 +67,13 @@ FAULTS: tuple[str, ...] = (
     "record_conflict",  # TransactWriteItems cancelled by a conflicting transaction (re-recorded 3 times)
     "mark_sent_throttled",  # UpdateItem of Mark as sent throttled (retried 6 times)
     "start_execution",  # StartExecution denied (the record is reported failed; SQS redelivers)
-    "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine and starter)
+    "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine, starter, reconciler)
+    # Step Functions' status change events lost (AWS delivers them best effort): times=None loses
+    # every event of the window, times=k the first k. Lost for good: only the reconciler's sweep is left.
+    "status_events_lost",
 )
+# A day more than the template's default RecordRetentionDays: every sent record has expired.
+DEFAULT_EXPIRY_DAYS = 36
 
 EVENT_PREFIX = "order-"
 
@@ -152,6 +161,16 @@ class Open(Step):
 
 
 @dataclass(frozen=True)
+class Expire(Step):
+    kind: ClassVar[str] = "expire"
+    days: int = DEFAULT_EXPIRY_DAYS
+
+    def __post_init__(self) -> None:
+        if self.days < 1:
+            raise ValueError("TTL expiry moves the clock on by at least one day")
+
+
+@dataclass(frozen=True)
 class Process(Step):
     kind: ClassVar[str] = "process"
 
@@ -167,7 +186,7 @@ ACTIVE_STEPS: tuple[type[Step], ...] = (Process, Recover, Redeliver)
 
 STEP_TYPES: dict[str, type[Step]] = {
     cls.kind: cls
-    for cls in (Send, SendConflict, SendPoison, Redeliver, CrashStarter, Interrupt, Open, Process, Recover)
+    for cls in (Send, SendConflict, SendPoison, Redeliver, CrashStarter, Interrupt, Open, Expire, Process, Recover)
 }
 
 

@@ -2,12 +2,15 @@
 
 Each run gets a fresh stack (the embedded AWS is reset and template.yaml deployed again), the real
 starter behind the emulated SQS event source (concurrency 1: batches in order; executions still
-run concurrently in the engine), the safety net and a notification inbox. Steps act as model.py
-describes. Then recovery, as an operator would do it after an incident, with every fault gone:
+run concurrently in the engine), the real reconciler behind the safety net rule and its schedule,
+a DynamoDB TTL clock and a notification inbox. Steps act as model.py describes. Then recovery, as
+an operator would do it after an incident, with every fault gone (but status change events that
+were lost stay lost, and `RunOptions.status_events_lost` keeps losing them):
 
-1. process until quiet;
+1. process until quiet (the reconciler's schedule runs whenever the pipeline is quiet);
 2. the safety net delivers the status changes of executions that ended outside the dead-letter
-   path (stopped, timed out, uncaught errors) to the dead-letter queue;
+   path (stopped, timed out, uncaught errors) to the reconciler, and the reconciler's schedule
+   runs: both bring such events to the dead-letter queue;
 3. the dead-letter queue is redriven, except poison and payload conflicts, which need a person;
 4. repeat 1-3 until a redrive moves nothing (at most `recovery_rounds` times).
 
@@ -25,14 +28,13 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
 from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
 from onceflow.devtools.schedules.model import (
     ACTIVE_STEPS,
     INTERRUPTIBLE_STATES,
     CrashStarter,
+    Expire,
     Interrupt,
     Open,
     Process,
@@ -49,9 +51,10 @@ from onceflow.devtools.schedules.model import (
 from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
 from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.engine.ttl import TtlClock
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
-from onceflow.local.safety_net import SafetyNet, SafetyNetError, SweepReport
+from onceflow.local.safety_net import SafetyNet, StatusEventLoss, SweepReport
 from onceflow.local.stack import deploy
 from onceflow.ops.executions import ExecutionTimeout, stop_running
 from onceflow.ops.observe import drain, scan
@@ -66,6 +69,8 @@ class RunOptions:
     process_timeout: float = 60.0
     recovery_rounds: int = 6
     concurrency: int = 1
+    # Share of status change events lost for the whole run, recovery included (1.0: every one).
+    status_events_lost: float = 0.0
 
 
 @dataclass
@@ -78,6 +83,9 @@ class RunStats:
     interrupts_unused: int = 0
     faults_injected: Counter[str] = field(default_factory=Counter)
     safety_net_routed: int = 0
+    status_events_lost: int = 0
+    records_expired: int = 0
+    reconciler_runs: int = 0
     redriven: int = 0
     recovery_rounds: int = 0
     executions_by_status: Counter[str] = field(default_factory=Counter)
@@ -100,23 +108,19 @@ class ScheduleOutcome:
         return f"{verdict}: {self.schedule.describe()}"
 
 
-class RetryingSafetyNet:
-    """The safety net as EventBridge delivers it: a delivery that fails (the dead-letter queue is
-    unreachable) is not lost but tried again at the next sweep (SafetyNet marks nothing reported
-    when PutEvents fails). Stands in for LocalPipeline's own, which sweeps whenever it is idle."""
+class CountingSafetyNet:
+    """The pipeline's safety net, counting what it routed and lost (delivery failures are handled
+    as Lambda handles them: retried, then the target's dead-letter queue; see safety_net.py)."""
 
     def __init__(self, net: SafetyNet):
         self.net = net
         self.routed = 0
-        self.failed_deliveries = 0
+        self.lost = 0
 
     def sweep(self) -> SweepReport:
-        try:
-            report = self.net.sweep()
-        except (ClientError, BotoCoreError, SafetyNetError):
-            self.failed_deliveries += 1
-            return SweepReport()
+        report = self.net.sweep()
         self.routed += len(report.routed)
+        self.lost += sum(1 for change in report.routed if change.lost)
         return report
 
     def __getattr__(self, name: str) -> Any:
@@ -129,13 +133,19 @@ class _Run:
         self.options = options
         self.stack = deploy(aws.endpoint_url)
         self.crashes = StarterCrashes()
-        self.pipeline = LocalPipeline(aws, self.stack, log_stream=io.StringIO(), invoke_wrapper=self.crashes.wrap)
+        loss = StatusEventLoss(fraction=options.status_events_lost) if options.status_events_lost else None
+        self.pipeline = LocalPipeline(
+            aws, self.stack, log_stream=io.StringIO(), invoke_wrapper=self.crashes.wrap, status_event_loss=loss
+        )
         self.pipeline.event_source.time_scale = 0.0
         self.sfn = self.stack.client("stepfunctions")
         self.interrupts = ExecutionInterrupts(self.stack.client("stepfunctions"))
-        self.windows = FaultWindows(self.stack.dead_letter_queue_url)
-        self.safety_net = RetryingSafetyNet(self.pipeline.safety_net)
+        self.windows = FaultWindows(self.stack.dead_letter_queue_url, self.pipeline.safety_net)
+        self.safety_net = CountingSafetyNet(self.pipeline.safety_net)
         self.pipeline.safety_net = self.safety_net  # type: ignore[assignment]
+        self.ttl = TtlClock(self.stack.client("dynamodb"))
+        # State records DynamoDB TTL deleted, as they were just before: evidence that they existed.
+        self.expired_state_records: dict[str, dict[str, Any]] = {}
         self.bodies: list[str] = []
         self.stats = RunStats()
         self._check_states()
@@ -175,9 +185,20 @@ class _Run:
                 raise ExecutionTimeout(f"{running} executions still running after {self.options.process_timeout}s")
             time.sleep(0.01)
 
+    def expire(self, days: int) -> None:
+        """DynamoDB TTL `days` later: sent state records (and reconciler markers) past their ttl go."""
+        table = self.stack.processed_events_table
+        before = {r["event_id"]: r for r in scan(self.stack.client("dynamodb"), table)}
+        for item in self.ttl.advance_days(days):
+            if item.table == table:
+                event = item.key["event_id"]["S"]
+                self.expired_state_records[event] = before[event]
+                self.stats.records_expired += 1
+
     def recover_once(self) -> int:
-        """Safety net, then redrive (except poison and payload conflicts)."""
+        """Safety net and the reconciler's schedule, then redrive (except poison and payload conflicts)."""
         self.safety_net.sweep()
+        self.pipeline.schedule.run()
         moved = redrive_transient(self.pipeline)
         self.stats.redriven += moved
         return moved
@@ -198,6 +219,8 @@ class _Run:
             self.interrupts.arm(event_id(step.event), step.state, step.how)
         elif isinstance(step, Open):
             self.windows.open(step)
+        elif isinstance(step, Expire):
+            self.expire(step.days)
         elif isinstance(step, Process):
             self.process()
         elif isinstance(step, Recover):
@@ -240,6 +263,8 @@ class _Run:
         self.stats.interrupts_fired.update(f"{f.how}@{f.state}" for f in self.interrupts.fired)
         self.stats.faults_injected.update(self.windows.injected)
         self.stats.safety_net_routed = self.safety_net.routed
+        self.stats.status_events_lost = self.safety_net.lost
+        self.stats.reconciler_runs = self.pipeline.schedule.runs
         return converged, problems
 
     def evidence(self, converged: bool) -> Evidence:
@@ -247,9 +272,12 @@ class _Run:
         running = self.pipeline.running_executions()
         executions = self.pipeline.executions() if not running else []
         self.stats.executions_by_status.update(e.status for e in executions)
+        live = scan(dynamodb, self.stack.processed_events_table)
+        recorded = {r["event_id"] for r in live}
         return Evidence(
             expectations=[expectation_for(body, i) for i, body in enumerate(self.bodies)],
-            state_records=scan(dynamodb, self.stack.processed_events_table),
+            state_records=live,
+            expired_state_records=[r for e, r in self.expired_state_records.items() if e not in recorded],
             business_rows=scan(dynamodb, self.stack.order_records_table),
             notifications=list(self.pipeline.inbox.collect()),
             dead_letters=drain(sqs, self.stack.dead_letter_queue_url, delete=False),

@@ -1,7 +1,8 @@
 """Failure windows of a schedule: counted faults (onceflow.local.faults) opened and closed by steps.
 
 Faults patch moto backend methods and restore them on exit, so two windows on the same method must
-nest. A window opened while another one on the same method is open closes that one first.
+nest. A window opened while another one on the same method is open closes that one first. Lost
+status change events are no patch: the window gives the emulated safety net a StatusEventLoss.
 """
 
 from __future__ import annotations
@@ -13,10 +14,39 @@ from typing import Any
 
 from onceflow.devtools.schedules.model import Open
 from onceflow.local import faults
+from onceflow.local.safety_net import SafetyNet, StatusEventLoss
 
 
-def _fault(spec: Open, dead_letter_queue_name: str) -> tuple[str, AbstractContextManager[faults.Fault]]:
+class StatusEventsLost(AbstractContextManager["StatusEventsLost"]):
+    """While open, the safety net loses status change events (all, or the first `times`), counted."""
+
+    def __init__(self, net: SafetyNet, times: int | None):
+        self._net = net
+        self._previous: StatusEventLoss | None = None
+        self.loss = StatusEventLoss(fraction=1.0, limit=times)
+        self.open = True
+
+    @property
+    def injected(self) -> int:
+        return self.loss.lost
+
+    def __enter__(self) -> StatusEventsLost:
+        self._previous, self._net.loss = self._net.loss, self  # type: ignore[assignment]
+        return self
+
+    def drops(self) -> bool:
+        """Lost in this window, or by the loss that was in force before it (a run-wide one)."""
+        return self.loss.drops() or (self._previous is not None and self._previous.drops())
+
+    def __exit__(self, *exc: Any) -> None:
+        self._net.loss = self._previous
+        self.open = False
+
+
+def _fault(spec: Open, dead_letter_queue_name: str, net: SafetyNet) -> tuple[str, AbstractContextManager[Any]]:
     """The method a window patches (its target) and the fault's context manager."""
+    if spec.fault == "status_events_lost":
+        return "safety-net.loss", StatusEventsLost(net, spec.times)
     if spec.fault == "sns_publish":
         return "sns.publish", faults.sns_publish_failures(times=spec.times)
     if spec.fault == "record_throttled":
@@ -36,20 +66,21 @@ def _fault(spec: Open, dead_letter_queue_name: str) -> tuple[str, AbstractContex
 class _OpenWindow:
     spec: Open
     target: str
-    manager: AbstractContextManager[faults.Fault]
-    fault: faults.Fault
+    manager: AbstractContextManager[Any]
+    fault: Any  # faults.Fault or StatusEventsLost: counts `injected`, has `open`
     steps_left: int
 
 
 class FaultWindows:
-    def __init__(self, dead_letter_queue_url: str):
+    def __init__(self, dead_letter_queue_url: str, safety_net: SafetyNet):
         self._dead_letter_queue_name = dead_letter_queue_url.rstrip("/").rsplit("/", 1)[-1]
+        self._safety_net = safety_net
         self._open: list[_OpenWindow] = []
         self.injected: Counter[str] = Counter()  # fault name -> failures injected
         self.opened: Counter[str] = Counter()
 
     def open(self, spec: Open) -> None:
-        target, manager = _fault(spec, self._dead_letter_queue_name)
+        target, manager = _fault(spec, self._dead_letter_queue_name, self._safety_net)
         for window in [w for w in self._open if w.target == target]:
             self._close(window)
         fault = manager.__enter__()

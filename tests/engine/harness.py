@@ -42,7 +42,7 @@ class Account:
         )["stateMachineArn"]
 
     def start(self, state_machine_arn: str, execution_input: Any = None, raw_input: str | None = None) -> str:
-        text = raw_input if raw_input is not None else json.dumps({} if execution_input is None else execution_input)
+        text = raw_input if raw_input is not None else _compact({} if execution_input is None else execution_input)
         return self.sfn.start_execution(
             stateMachineArn=state_machine_arn, name=f"run-{uuid.uuid4().hex[:8]}", input=text
         )["executionArn"]
@@ -53,6 +53,10 @@ class Account:
 
     def describe(self, execution_arn: str) -> dict[str, Any]:
         return self.sfn.describe_execution(executionArn=execution_arn)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def single_state(state: dict[str, Any], name: str = "Only") -> dict[str, Any]:

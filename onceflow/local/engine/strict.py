@@ -212,7 +212,8 @@ def execution_input() -> list[Patch]:
 
 
 def is_within_size_quota(value: Any) -> bool:
-    text = value if isinstance(value, str) else to_json_str(value)
+    # Measured as the JSON text AWS keeps (compact); moto measures it with spaces.
+    text = value if isinstance(value, str) else to_json_str(value, separators=(",", ":"))
     return len(text.encode("utf-8")) <= MAX_PAYLOAD_BYTES
 
 
@@ -267,7 +268,7 @@ def execution_output() -> list[Patch]:
     def describe_execution(self: StepFunctionResponse) -> Any:
         result = original_describe(self)
         response = getattr(result, "result", None)
-        if isinstance(response, dict) and "output" in response:
+        if isinstance(response, dict) and response.get("status") == ExecutionStatus.SUCCEEDED:
             execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
             response["output"] = _compact_json(execution.output)
         return result

@@ -1,0 +1,364 @@
+"""The embedded Step Functions against AWS's documented behaviour, one test per behaviour.
+
+BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it; every
+test here is named in it (checked below), so the list is the module's table of contents. Where moto
+alone behaves otherwise, the patch that fixes it is in onceflow/local/engine/strict.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from onceflow.ops.executions import list_executions, wait_for
+from tests.engine.harness import Account, failed_event, single_state
+
+ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
+CHOICE = "https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html"
+PATHS = "https://docs.aws.amazon.com/step-functions/latest/dg/input-output-inputpath-params.html"
+START = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html"
+QUOTAS = "https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html"
+DESCRIBE = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html"
+STOP = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html"
+HISTORY = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetExecutionHistory.html"
+TRANSACT = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html"
+MOCKS = "https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-mock-cfg-file.html"
+
+# behaviour -> (AWS page, test that checks it). Mock-config and fault behaviours are tested in
+# their own modules (named with the module).
+BEHAVIOURS: dict[str, tuple[str, str]] = {
+    "States.ALL and States.TaskFailed in Retry do not match States.Runtime": (
+        ERRORS,
+        "test_retry_on_catch_alls_does_not_retry_a_runtime_error",
+    ),
+    "States.ALL in Catch does not catch States.Runtime": (ERRORS, "test_catch_all_does_not_catch_a_runtime_error"),
+    "States.ALL does not catch the terminal States.DataLimitExceeded": (
+        ERRORS,
+        "test_catch_all_does_not_catch_data_limit_exceeded",
+    ),
+    "A Choice rule on an absent variable raises States.Runtime (not Default)": (
+        CHOICE,
+        "test_choice_rule_on_an_absent_variable_fails_the_execution",
+    ),
+    "IsPresent tests absence; And stops at the first false rule, Or at the first true one": (
+        CHOICE,
+        "test_is_present_guards_the_rules_after_it",
+    ),
+    "Not of a rule on an absent variable raises States.Runtime": (CHOICE, "test_not_does_not_hide_an_absent_variable"),
+    "A path in InputPath, Parameters or ResultSelector that selects nothing raises States.Runtime": (
+        PATHS,
+        "test_path_that_selects_nothing_fails_the_execution",
+    ),
+    "StartExecution refuses input that is not JSON with InvalidExecutionInput": (
+        START,
+        "test_start_execution_refuses_input_that_is_not_json",
+    ),
+    "StartExecution refuses input over 256 KiB": (START, "test_start_execution_refuses_input_over_256_kib"),
+    "A state's output, or a task's input after Parameters, over 256 KiB fails with States.DataLimitExceeded": (
+        QUOTAS,
+        "test_payload_over_256_kib_fails_with_data_limit_exceeded",
+    ),
+    "A payload of exactly 256 KiB fits": (QUOTAS, "test_payload_of_exactly_256_kib_fits"),
+    "DescribeExecution.output is the compact JSON text of the result (a string comes back quoted)": (
+        DESCRIBE,
+        "test_describe_execution_output_is_compact_json_text",
+    ),
+    "History: aws-sdk tasks record resource (the API action) and resourceType, compact JSON parameters": (
+        HISTORY,
+        "test_history_of_an_aws_sdk_task_names_the_action_and_service",
+    ),
+    "StopExecution keeps its error and cause": (STOP, "test_stop_execution_keeps_error_and_cause"),
+    "TransactWriteItems cancellations carry their reasons per item (fault injector)": (
+        TRANSACT,
+        "tests/engine/test_faults.py",
+    ),
+    "A mocked state out of mocked responses fails the execution; no Retry or Catch handles it": (
+        MOCKS,
+        "tests/mockconfig/test_engine.py::test_running_out_of_mocked_responses_fails_the_execution_unhandled",
+    ),
+    "Only the selected test case is validated at start; other test cases' problems are warnings": (
+        MOCKS,
+        "tests/mockconfig/test_engine.py::test_problems_in_other_test_cases_are_warnings_not_refusals",
+    ),
+}
+
+KIB = 1024
+LIMIT = 256 * KIB
+QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/conformance"
+# A second copy of `$.half` in a task's Parameters: the input fits, the input after Parameters does not.
+_COPY = {"copy": {"DataType": "String", "StringValue.$": "$.half"}}
+
+
+def _failing_task(**handlers: object) -> dict:
+    """A Task whose Parameters path selects nothing: States.Runtime before any service is called."""
+    return {
+        "StartAt": "Send",
+        "States": {
+            "Send": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {"QueueUrl": QUEUE_URL, "MessageBody.$": "$.no_such_field"},
+                **handlers,
+                "End": True,
+            },
+            "Handled": {"Type": "Succeed"},
+        },
+    }
+
+
+def test_every_behaviour_names_an_aws_page_and_a_test():
+    here = {name for name in globals() if name.startswith("test_")}
+    for behaviour, (page, test) in BEHAVIOURS.items():
+        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
+        assert "/" in test or test in here, f"{behaviour}: no test named {test}"
+    tests_here = here - {"test_every_behaviour_names_an_aws_page_and_a_test"}
+    assert tests_here <= {test for _, test in BEHAVIOURS.values()}, "a test here that BEHAVIOURS does not list"
+
+
+@pytest.mark.parametrize("matcher", ["States.ALL", "States.TaskFailed", "States.Runtime"])
+def test_retry_on_catch_alls_does_not_retry_a_runtime_error(account: Account, matcher: str):
+    """AWS: "A States.Runtime error isn't retriable, and will always cause the execution to fail.
+    A retry or catch on States.ALL won't catch States.Runtime errors." """
+    result = account.run(_failing_task(Retry=[{"ErrorEquals": [matcher], "MaxAttempts": 3}]), {"x": 1})
+
+    assert result.status == "FAILED"
+    assert failed_event(result)["error"] == "States.Runtime"
+    assert account.aws.clock.retry_delays == [], "no retry was scheduled"
+
+
+def test_catch_all_does_not_catch_a_runtime_error(account: Account):
+    result = account.run(_failing_task(Catch=[{"ErrorEquals": ["States.ALL"], "Next": "Handled"}]), {"x": 1})
+
+    assert result.status == "FAILED"
+    assert "Handled" not in result.path
+    assert failed_event(result)["error"] == "States.Runtime"
+
+
+def test_catch_all_does_not_catch_data_limit_exceeded(account: Account):
+    """AWS: States.DataLimitExceeded is "a terminal error that can't be caught by the States.ALL error
+    type" (here: a task's input after Parameters over the quota)."""
+    definition = {
+        "StartAt": "Send",
+        "States": {
+            "Send": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {"QueueUrl": QUEUE_URL, "MessageBody.$": "$.half", "MessageAttributes": _COPY},
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Handled"}],
+                "End": True,
+            },
+            "Handled": {"Type": "Succeed"},
+        },
+    }
+    result = account.run(definition, {"half": "x" * (130 * KIB)})
+
+    assert result.status == "FAILED"
+    assert "Handled" not in result.path
+    assert failed_event(result)["error"] == "States.DataLimitExceeded"
+
+
+def _choice(rule: dict) -> dict:
+    return {
+        "StartAt": "Decide",
+        "States": {
+            "Decide": {"Type": "Choice", "Choices": [{**rule, "Next": "Matched"}], "Default": "Otherwise"},
+            "Matched": {"Type": "Succeed"},
+            "Otherwise": {"Type": "Succeed"},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"Variable": "$.status", "StringEquals": "sent"},
+        {"Variable": "$.record.Item.status.S", "StringEquals": "sent"},
+        {"Variable": "$.count", "NumericGreaterThan": 1},
+        {"Variable": "$.flag", "BooleanEquals": True},
+        {"Variable": "$.flag", "IsNull": True},
+    ],
+)
+def test_choice_rule_on_an_absent_variable_fails_the_execution(account: Account, rule: dict):
+    result = account.run(_choice(rule), {"other": 1})
+
+    assert result.status == "FAILED"
+    assert "Otherwise" not in result.path, "moto alone takes Default"
+    details = failed_event(result)
+    assert details["error"] == "States.Runtime"
+    assert f"Invalid path '{rule['Variable']}'" in details["cause"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "execution_input", "branch"),
+    [
+        ({"Variable": "$.status", "IsPresent": False}, {}, "Matched"),
+        ({"Variable": "$.status", "IsPresent": True}, {}, "Otherwise"),
+        (
+            {"And": [{"Variable": "$.status", "IsPresent": True}, {"Variable": "$.status", "StringEquals": "sent"}]},
+            {},
+            "Otherwise",
+        ),
+        (
+            {"And": [{"Variable": "$.status", "IsPresent": True}, {"Variable": "$.status", "StringEquals": "sent"}]},
+            {"status": "sent"},
+            "Matched",
+        ),
+        (
+            {"Or": [{"Variable": "$.status", "IsPresent": False}, {"Variable": "$.status", "StringEquals": "sent"}]},
+            {},
+            "Matched",
+        ),
+    ],
+)
+def test_is_present_guards_the_rules_after_it(account: Account, rule: dict, execution_input: dict, branch: str):
+    """AWS's own example: "the StringEquals rule is only evaluated when $.keyThatMightNotExist exists
+    because of the preceding IsPresent Choice Rule"."""
+    result = account.run(_choice(rule), execution_input)
+
+    assert result.status == "SUCCEEDED"
+    assert result.path[-1] == branch
+
+
+def test_not_does_not_hide_an_absent_variable(account: Account):
+    result = account.run(_choice({"Not": {"Variable": "$.status", "StringEquals": "sent"}}), {})
+
+    assert result.status == "FAILED"
+    assert failed_event(result)["error"] == "States.Runtime"
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"Type": "Pass", "InputPath": "$.missing"},
+        {"Type": "Pass", "Parameters": {"value.$": "$.missing"}},
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:sqs:listQueues",
+            "ResultSelector": {"urls.$": "$.NoSuchField"},
+            "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Handled"}],
+        },
+    ],
+)
+def test_path_that_selects_nothing_fails_the_execution(account: Account, state: dict):
+    definition = {"StartAt": "Only", "States": {"Only": {**state, "End": True}, "Handled": {"Type": "Succeed"}}}
+
+    result = account.run(definition, {"present": 1})
+
+    assert result.status == "FAILED"
+    assert "Handled" not in result.path
+    assert failed_event(result)["error"] == "States.Runtime"
+
+
+@pytest.mark.parametrize(
+    "text", ["NaN", "Infinity", "-Infinity", '{"amount": NaN}', '{"a": 1} trailing', "not json", ""]
+)
+def test_start_execution_refuses_input_that_is_not_json(account: Account, text: str):
+    arn = account.state_machine(single_state({"Type": "Pass"}))
+
+    with pytest.raises(ClientError) as raised:
+        account.start(arn, raw_input=text)
+
+    assert raised.value.response["Error"]["Code"] == "InvalidExecutionInput"
+    assert raised.value.response["Error"]["Message"].startswith("Invalid State Machine Execution Input: '")
+    assert list_executions(account.sfn, arn) == []
+
+
+def test_start_execution_refuses_input_over_256_kib(account: Account):
+    arn = account.state_machine(single_state({"Type": "Pass"}))
+    wrapper = len(json.dumps({"p": ""}, separators=(",", ":")))
+
+    with pytest.raises(ClientError) as raised:
+        account.start(arn, {"p": "x" * (LIMIT - wrapper + 1)})
+
+    assert raised.value.response["Error"]["Code"] == "ValidationException"
+    assert list_executions(account.sfn, arn) == []
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"Type": "Pass", "Parameters": {"a.$": "$.half", "b.$": "$.half"}},
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::sqs:sendMessage",
+            "Parameters": {"QueueUrl": QUEUE_URL, "MessageBody.$": "$.half", "MessageAttributes": _COPY},
+        },
+    ],
+)
+def test_payload_over_256_kib_fails_with_data_limit_exceeded(account: Account, state: dict):
+    result = account.run(single_state(state), {"half": "x" * (130 * KIB)})
+
+    assert result.status == "FAILED"
+    assert failed_event(result)["error"] == "States.DataLimitExceeded"
+
+
+def test_payload_of_exactly_256_kib_fits(account: Account):
+    """The quota is "256 KiB of data as a UTF-8 encoded string": a payload of exactly that size fits."""
+    wrapper = len(json.dumps({"p": ""}, separators=(",", ":")))
+    execution_input = {"p": "x" * (LIMIT - wrapper)}
+    assert len(json.dumps(execution_input, separators=(",", ":")).encode()) == LIMIT
+
+    result = account.run(single_state({"Type": "Pass"}), execution_input)
+
+    assert result.status == "SUCCEEDED"
+
+
+@pytest.mark.parametrize(
+    ("result", "text"),
+    [
+        ("hello", '"hello"'),
+        ({"a": [1, 2], "b": "c"}, '{"a":[1,2],"b":"c"}'),
+        (42, "42"),
+        (None, "null"),
+    ],
+)
+def test_describe_execution_output_is_compact_json_text(account: Account, result: object, text: str):
+    execution = account.run(single_state({"Type": "Pass", "Result": result}), {})
+
+    described = account.describe(execution.arn)
+
+    assert described["output"] == text
+    [succeeded] = [e for e in execution.history if e["type"] == "ExecutionSucceeded"]
+    assert succeeded["executionSucceededEventDetails"]["output"] == text
+
+
+def test_history_of_an_aws_sdk_task_names_the_action_and_service(account: Account):
+    """As AWS records it (LocalStack's snapshot tests, recorded against AWS): resource is the API
+    action, resourceType `aws-sdk:<service>`; parameters and output are compact JSON text."""
+    account.client("sqs").create_queue(QueueName="conformance")
+    definition = single_state(
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:sqs:getQueueUrl",
+            "Parameters": {"QueueName": "conformance"},
+        }
+    )
+
+    result = account.run(definition, {})
+
+    assert result.status == "SUCCEEDED"
+    [scheduled] = [e["taskScheduledEventDetails"] for e in result.history if e["type"] == "TaskScheduled"]
+    assert (scheduled["resource"], scheduled["resourceType"]) == ("getQueueUrl", "aws-sdk:sqs")
+    assert scheduled["parameters"] == '{"QueueName":"conformance"}'
+    [succeeded] = [e["taskSucceededEventDetails"] for e in result.history if e["type"] == "TaskSucceeded"]
+    assert (succeeded["resource"], succeeded["resourceType"]) == ("getQueueUrl", "aws-sdk:sqs")
+    assert succeeded["output"] == json.dumps(json.loads(succeeded["output"]), separators=(",", ":"))
+
+
+def test_stop_execution_keeps_error_and_cause(account: Account):
+    # The Wait really waits here (scaled 1:1) until StopExecution interrupts it.
+    account.aws.clock.time_scale = 1.0
+    try:
+        arn = account.start(account.state_machine(single_state({"Type": "Wait", "Seconds": 30})), {})
+        account.sfn.stop_execution(executionArn=arn, error="Operator.Stopped", cause="stopped for the test")
+        result = wait_for(account.sfn, arn, timeout=10)
+    finally:
+        account.aws.clock.time_scale = 0.0
+
+    assert result.status == "ABORTED"
+    described = account.describe(arn)
+    assert (described.get("error"), described.get("cause")) == ("Operator.Stopped", "stopped for the test")
+    [aborted] = [e for e in result.history if e["type"] == "ExecutionAborted"]
+    assert aborted["executionAbortedEventDetails"] == {"error": "Operator.Stopped", "cause": "stopped for the test"}

@@ -1,0 +1,57 @@
+"""One check of moto's version and shape (onceflow/local/engine/shape.py): a moto other than the
+pinned one, or one whose internals moved, stops the embedded engine before anything is patched."""
+
+from __future__ import annotations
+
+import importlib
+
+import moto
+import pytest
+
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.engine import shape
+from onceflow.local.engine.shape import ENGINE_MODULES, MotoShapeError, Need, check, declared_needs, need
+
+
+class _Owner:
+    def method(self, env: object, value: object) -> None: ...
+
+
+def test_every_engine_module_declares_what_it_needs_and_this_moto_has_it():
+    present = [name for name in ENGINE_MODULES if importlib.util.find_spec(name) is not None]
+    assert "onceflow.local.engine.strict" in present and "onceflow.local.mocking.moto_engine" in present
+    for name in present:
+        needs = declared_needs(importlib.import_module(name))
+        assert needs, f"{name} declares nothing"
+        assert [n.missing() for n in needs if n.missing()] == [], name
+
+
+def test_a_different_moto_version_is_refused_before_anything_is_patched(monkeypatch):
+    monkeypatch.setattr(moto, "__version__", "5.3.0")
+    with pytest.raises(MotoShapeError, match=r"patches moto 5\.2\.5 but moto 5\.3\.0 is installed"):
+        EmbeddedAws()
+
+
+def test_a_missing_attribute_is_named_with_the_module_that_needs_it():
+    with pytest.raises(MotoShapeError, match=r"_Owner\.gone is gone; re-check onceflow\.example"):
+        check([need(_Owner, "method"), need(_Owner, "gone")], "onceflow.example")
+
+
+def test_a_lost_parameter_is_named():
+    with pytest.raises(MotoShapeError, match=r"_Owner\.method lost the parameters \['raw_parameters'\]"):
+        check([need(_Owner, "method", "env", "raw_parameters")], "onceflow.example")
+    check([need(_Owner, "method", "env", "value")], "onceflow.example")
+
+
+def test_a_patch_module_that_declares_nothing_is_an_error():
+    undeclared = type(importlib)("onceflow.local.engine.undeclared")
+    with pytest.raises(MotoShapeError, match="declares no moto_needs"):
+        declared_needs(undeclared)
+
+
+def test_the_engine_check_fails_on_a_module_whose_moto_moved(monkeypatch):
+    from onceflow.local.engine import strict
+
+    monkeypatch.setattr(strict, "moto_needs", lambda: [Need(_Owner, "moved_away")])
+    with pytest.raises(MotoShapeError, match=r"re-check onceflow\.local\.engine\.strict"):
+        shape.check_engine()

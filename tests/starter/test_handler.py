@@ -4,6 +4,7 @@ redelivery, producer resends, dead-lettering and its failure, Step Functions err
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -246,6 +247,7 @@ def test_configuration_error_fails_the_whole_invocation(stack, starter, starter_
     batch = sqs_event(sqs_record(order("order-1")), sqs_record("not json"))
     for variable, value in [("EVENT_FORMAT", "xml"), ("EVENT_ID_PATH", "detail.[oops"), ("STATE_MACHINE_ARN", "")]:
         with monkeypatch.context() as patch:
+            patch.setenv(variable, value)  # restored afterwards: the runtime only ever adds to os.environ
             patch.setitem(starter.environment, variable, value)  # the function's environment, set per invocation
             with pytest.raises(ConfigurationError, match=variable):
                 starter.invoke(batch)
@@ -256,3 +258,82 @@ def test_configuration_error_fails_the_whole_invocation(stack, starter, starter_
         starter_logs.seek(0)
 
     assert executions(stack) == [] and dead_letters(stack) == {}  # nothing handled, nothing lost
+
+
+def start_execution_refused(code: str, event_id: str, status: int = 400) -> AbstractContextManager[Fault]:
+    """StartExecution answers `code` for one event_id's executions, as Step Functions would."""
+    prefix = execution_name(event_id, "any").rsplit("-", 1)[0] + "-"
+
+    def applies(state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any) -> bool:
+        return bool(name and name.startswith(prefix))
+
+    return inject(
+        StepFunctionsParserBackend,
+        "start_execution",
+        lambda: AWSError(f"Injected fault: {code}", exception_type=code, status=status),
+        applies=applies,
+    )
+
+
+@pytest.mark.parametrize(("code", "field"), [("InvalidExecutionInput", "input"), ("InvalidName", "name")])
+def test_permanent_start_execution_errors_are_dead_lettered_with_their_reason(
+    stack, starter, starter_logs, code, field
+):
+    """API_StartExecution: these concern the message itself; no redelivery can cure them."""
+    record = sqs_record(order("order-x"), message_id="m-x")
+
+    with start_execution_refused(code, "order-x") as fault:
+        response = starter.invoke(sqs_event(record))
+
+    assert fault.injected == 1  # not retried
+    assert response == {"batchItemFailures": []}
+    [dead] = dead_letters(stack).values()
+    assert dead.body == record["body"]
+    attributes = dead.attributes
+    assert (attributes["error"], attributes["field"], attributes["rule"]) == (f"StepFunctions.{code}", field, code)
+    assert (attributes["event_id"], attributes["source"], attributes["source_message_id"]) == (
+        "order-x",
+        "starter",
+        "m-x",
+    )
+    assert f"Injected fault: {code}" in attributes["cause"]
+    assert metric_totals(starter_logs)["RejectedExecutionsDeadLettered"] == 1
+
+
+@pytest.mark.parametrize(("code", "status"), [("ThrottlingException", 400), ("InternalServerError", 500)])
+def test_transient_start_execution_errors_are_retried_then_reported_failed(stack, starter, code, status):
+    record = sqs_record(order("order-t"), message_id="m-t")
+
+    with start_execution_refused(code, "order-t", status) as fault:
+        response = starter.invoke(sqs_event(record))
+
+    assert fault.injected == 3  # boto3's standard retry mode: three attempts, then SQS redelivers
+    assert failed_ids(response) == ["m-t"]
+    assert dead_letters(stack) == {}
+
+
+def test_each_log_line_carries_the_keys_of_its_own_record_when_records_run_concurrently(stack, starter, starter_logs):
+    """Concurrent invocations in one process, each with concurrent records: no line borrows another's keys."""
+    batches = [
+        [sqs_record(order(f"order-{b}-{r}"), message_id=f"m-{b}-{r}") for r in range(5)]
+        + [sqs_record("not json", message_id=f"bad-{b}")]
+        for b in range(4)
+    ]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        responses = list(pool.map(lambda batch: starter.invoke(sqs_event(*batch)), batches))
+
+    assert responses == [{"batchItemFailures": []}] * 4
+    lines = [line for line in log_lines(starter_logs) if "message" in line and "_aws" not in line]
+    by_record = [line for line in lines if "message_id" in line]
+    assert len(by_record) == 4 * 6
+    for line in by_record:
+        message_id = line["message_id"]
+        if message_id.startswith("bad-"):
+            assert "event_id" not in line and "correlation_id" not in line
+        else:
+            expected = "order-" + message_id.removeprefix("m-")
+            assert (line["event_id"], line["correlation_id"]) == (expected, expected), line
+    requests = {line["function_request_id"] for line in by_record}
+    assert len(requests) == 4  # one per invocation
+    for batch_lines in ([line for line in by_record if line["function_request_id"] == request] for request in requests):
+        assert len({line["message_id"].split("-")[1] for line in batch_lines}) == 1  # all of one batch

@@ -205,6 +205,36 @@ def test_mocked_result_replaces_the_call_and_needs_no_role(account: Account) -> 
     assert response["inspectionData"]["afterResultSelector"] == '{"id":"m-1"}'
 
 
+def test_context_object_of_the_request_is_the_one_the_state_sees(account: Account) -> None:
+    context = {
+        "Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:m:given"},
+        "State": {"RetryCount": 2},
+    }
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sns:publish",
+        "Parameters": {
+            "TopicArn": TOPIC_ARN,
+            "Message.$": "$$.Execution.Id",
+            "Subject.$": "States.Format('{}', $$.State.RetryCount)",
+        },
+        "End": True,
+    }
+    response = test_state(
+        account, state, inspectionLevel="DEBUG", mock={"result": '{"MessageId":"m"}'}, context=json.dumps(context)
+    )
+    assert json.loads(response["inspectionData"]["afterParameters"]) == {
+        "TopicArn": TOPIC_ARN,
+        "Message": "arn:aws:states:us-east-1:123456789012:execution:m:given",
+        "Subject": "2",
+    }
+
+
+def test_context_without_a_mock_is_a_validation_error(account: Account) -> None:
+    code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "End": True}, context="{}"))
+    assert code == "ValidationException"
+
+
 def test_mocked_error_a_retrier_retries_is_retriable(account: Account) -> None:
     """retrierRetryCount is the number of retries already made by the Retrier that matches."""
     mock = {"errorOutput": {"error": "SNS.ThrottledException", "cause": "Rate exceeded"}}

@@ -119,6 +119,7 @@ class TestStateRequest:
     mock_error: dict[str, str] | None = None
     field_validation_mode: str = "STRICT"
     retrier_retry_count: int = 0
+    context: dict[str, Any] | None = None
 
     @property
     def mocked(self) -> bool:
@@ -197,8 +198,17 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         )
     if state_type not in _TESTABLE_TYPES:
         raise InvalidDefinition(f"Unsupported state type for TestState runs '{state_type}'.")
-    if params.get("context") is not None and mock is None:
-        raise ValidationException("The context field may only be specified together with a mock")
+    context = None
+    if params.get("context") is not None:
+        if mock is None:
+            raise ValidationException("The context field may only be specified together with a mock")
+        context = _json_param(params["context"], None, ValidationException, "Context")
+        if not isinstance(context, dict):
+            raise ValidationException("Invalid Context object provided: the Context object must be a JSON object")
+        if "Map" in context:
+            raise ValidationException(
+                "Invalid Context object provided: 'Map' field is not supported when mocking a Context object"
+            )
 
     role_arn = params.get("roleArn")
     if role_arn is None and state_type == "Task" and mock is None:
@@ -227,6 +237,7 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         mock_error=mock_error,
         field_validation_mode=field_validation_mode,
         retrier_retry_count=retrier_retry_count,
+        context=context,
     )
 
 
@@ -338,7 +349,10 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
     """One attempt of an execution state; Retry and Catch are reported, not run."""
 
     def eval_state(env: Any) -> None:
-        env.states.context_object.context_object_data["State"]["RetryCount"] = request.retrier_retry_count
+        state_context = env.states.context_object.context_object_data["State"]
+        given = (request.context or {}).get("State", {})
+        if not (isinstance(given, dict) and "RetryCount" in given):  # the request's Context object wins
+            state_context["RetryCount"] = request.retrier_retry_count
         try:
             state._evaluate_with_timeout(env)
             return
@@ -376,6 +390,23 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
         state._handle_uncaught(env=env, failure_event=failure_event)
 
     state._eval_state = eval_state  # type: ignore[method-assign]
+
+
+def _apply_context(state: CommonStateField, context: dict[str, Any]) -> None:
+    """The request's Context object over the one the engine builds, once the state is entered
+    (entering a state sets $$.State, which the request may override too)."""
+    original = state._eval_state_input
+
+    def eval_state_input(env: Any) -> None:
+        data = env.states.context_object.context_object_data
+        for section, values in context.items():
+            if isinstance(values, dict) and isinstance(data.get(section), dict):
+                data[section].update(values)
+            else:
+                data[section] = values
+        original(env)
+
+    state._eval_state_input = eval_state_input  # type: ignore[method-assign]
 
 
 def _environment(request: TestStateRequest, account_id: str, region: str) -> TestStateEnvironment:
@@ -422,6 +453,8 @@ def run(request: TestStateRequest, account_id: str, region: str) -> dict[str, An
     outcome = _Outcome()
     if isinstance(state, ExecutionState):
         _single_attempt(state, request, outcome)
+    if request.context:
+        _apply_context(state, request.context)
 
     env = _environment(request, account_id, region)
     program.eval(env)
@@ -640,6 +673,7 @@ def moto_needs() -> list[Any]:
         need(ExecutionState, "_handle_catch", "env", "failure_event"),
         need(ExecutionState, "_handle_uncaught", "env", "failure_event"),
         need(ExecutionState, "_eval_state", "env"),
+        need(CommonStateField, "_eval_state_input", "env"),
         need(StateTaskService, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
         need(StateTaskService, "_normalise_response"),
         need(StateTaskService, "_get_boto_service_name"),

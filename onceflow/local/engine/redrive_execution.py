@@ -103,11 +103,14 @@ def not_redrivable_reason(execution: Execution, now: datetime.datetime) -> str |
         return "Execution has exceeded the max execution time"
     if _history_length(execution) >= MAX_HISTORY_EVENTS:
         return "Execution history event limit exceeded"
+    if not isinstance(execution.exec_worker, ExecutionWorker) or execution.exec_worker.env is None:
+        # A long local run's history budget (engine/retention.py) pruned it: nothing to resume from.
+        return "Execution history is no longer kept by this endpoint (history budget)"
     return None
 
 
 def _history_length(execution: Execution) -> int:
-    env = execution.exec_worker.env if execution.exec_worker is not None else None
+    env = getattr(execution.exec_worker, "env", None)
     return len(env.event_manager.get_event_history()) if env is not None else 0
 
 

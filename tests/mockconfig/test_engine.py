@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ from onceflow.local.stack import client
 from onceflow.ops.executions import list_executions, wait_for
 from tests.mockconfig.cases import (
     ASL_FILE,
+    DEAD_LETTER,
     EVENT_ID,
     MOCK_CONFIG_FILE,
     PUBLISH,
@@ -89,23 +93,45 @@ def test_unknown_test_case_is_refused(mocking_engine, bare_state_machine):
     assert "no test case named 'HapyPath'" in message and "'HappyPath'" in message
 
 
-def test_invalid_file_is_refused_naming_file_case_state_and_rule(
-    mocking_engine, bare_state_machine, tmp_path, monkeypatch
-):
+def _broken_copy(tmp_path, monkeypatch) -> Any:
+    """The repo's file with HappyPath mocking a state that does not exist; SFN_MOCK_CONFIG names it."""
     config = json.loads(MOCK_CONFIG_FILE.read_text())
     [cases] = config["StateMachines"].values()
     cases["TestCases"]["HappyPath"]["Publish notifications"] = cases["TestCases"]["HappyPath"].pop(PUBLISH)
     broken = tmp_path / "MockConfigFile.json"
     broken.write_text(json.dumps(config))
     monkeypatch.setenv(SFN_MOCK_CONFIG, str(broken))
+    return broken
 
-    # Another test case than the broken one: the whole file must be valid before any of it is used.
-    code, message = refused(mocking_engine.endpoint_url, bare_state_machine + "#PublishFailsBeyondRetries")
+
+def test_invalid_test_case_is_refused_naming_file_case_state_and_rule(
+    mocking_engine, bare_state_machine, tmp_path, monkeypatch
+):
+    broken = _broken_copy(tmp_path, monkeypatch)
+
+    code, message = refused(mocking_engine.endpoint_url, bare_state_machine + "#HappyPath")
 
     assert code == "ValidationException"
     assert str(broken) in message
     assert "TestCases › HappyPath › state 'Publish notifications'" in message
     assert "did you mean 'Publish notification'?" in message and "[rule: state-exists]" in message
+
+
+def test_problems_in_other_test_cases_are_warnings_not_refusals(mock_stack, tmp_path, monkeypatch, caplog):
+    """Step Functions Local and LocalStack run a file whose other test cases are broken: only the
+    selected test case must be valid (https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-mock-cfg-file.html)."""
+    _broken_copy(tmp_path, monkeypatch)
+    config = json.loads(Path(os.environ[SFN_MOCK_CONFIG]).read_text())
+    config["MockedResponses"]["NeverUsed"] = {"0": {"Return": {}}, "2": {"Return": {}}}  # a gap: invalid
+    Path(os.environ[SFN_MOCK_CONFIG]).write_text(json.dumps(config))
+
+    with caplog.at_level(logging.WARNING, logger="onceflow.local.mocking"):
+        result = run_case(mock_stack, "PublishThrottledTwiceThenSucceeds")
+
+    assert result.status == "SUCCEEDED", "the selected test case ran"
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert "TestCases › HappyPath › state 'Publish notifications'" in warned
+    assert "MockedResponses › NeverUsed" in warned
 
 
 def test_test_case_without_a_mock_configuration_is_refused(mocking_engine, bare_state_machine, monkeypatch):
@@ -117,7 +143,9 @@ def test_test_case_without_a_mock_configuration_is_refused(mocking_engine, bare_
     assert f"{SFN_MOCK_CONFIG} does not name a mock configuration file" in message
 
 
-def test_running_out_of_mocked_responses_fails_the_task_with_a_clear_cause(mock_stack, tmp_path, monkeypatch):
+def test_running_out_of_mocked_responses_fails_the_execution_unhandled(mock_stack, tmp_path, monkeypatch):
+    """ "If a state is invoked more times than it has mocked responses, the execution fails" (Step
+    Functions Local): neither Publish's Retry nor its States.ALL Catch (the dead-letter path) handles it."""
     config = json.loads(MOCK_CONFIG_FILE.read_text())
     [cases] = config["StateMachines"].values()
     cases["TestCases"]["TooFewAnswers"] = {PUBLISH: "OneThrottle"}
@@ -128,9 +156,11 @@ def test_running_out_of_mocked_responses_fails_the_task_with_a_clear_cause(mock_
 
     result = run_case(mock_stack, "TooFewAnswers")
 
+    assert result.status == "FAILED"
     failures = result.task_failures(PUBLISH)
-    assert failures[0]["error"] == "SNS.ThrottledException"
-    assert failures[1]["error"] == "States.Runtime"
+    assert [f["error"] for f in failures] == ["SNS.ThrottledException", "States.Runtime"]
     assert "state 'Publish notification' was invoked a 2nd time (invocation 1)" in failures[1]["cause"]
     assert "'OneThrottle' answers only invocations 0-0" in failures[1]["cause"]
-    assert result.status == "FAILED"
+    assert result.attempts(PUBLISH) == 2, "the exhausted invocation is not retried"
+    assert DEAD_LETTER not in result.path, "nor caught by the States.ALL Catch"
+    assert result.error == "States.Runtime"

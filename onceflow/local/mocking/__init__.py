@@ -13,7 +13,7 @@ the file and create the state machine under that name.
 """
 
 from onceflow.local.mocking.errors import MockConfigError, MockedResponsesExhausted, Problem
-from onceflow.local.mocking.loader import load_mock_config, parse_mock_config, validate_mock_config_file
+from onceflow.local.mocking.loader import load_mock_config, load_test_case, parse_mock_config, validate_mock_config_file
 from onceflow.local.mocking.model import AttemptRange, MockConfig, MockedResponse, MockTestCase, Return, Throw
 from onceflow.local.mocking.moto_engine import (
     SFN_MOCK_CONFIG,
@@ -37,6 +37,7 @@ __all__ = [
     "check_moto_shape",
     "is_enabled",
     "load_mock_config",
+    "load_test_case",
     "mocked_integrations",
     "moto_patches",
     "parse_mock_config",

@@ -120,10 +120,11 @@ class _Checker(Reporter):
 
     # -- the whole file -------------------------------------------------------------------------------------
 
-    def config(self, raw: Any) -> MockConfig:
+    def collect(self, raw: Any) -> MockConfig | None:
+        """Everything usable in the file; its problems are in `self.problems` (None: not an object)."""
         top = self.object(raw, "(top level)", "the mock configuration")
         if top is None:
-            raise MockConfigError(self.problems)
+            return None
         self.known_fields(top, "(top level)", _TOP_LEVEL)
         for field in _TOP_LEVEL:
             if field not in top:
@@ -132,9 +133,13 @@ class _Checker(Reporter):
         defined = set(raw_responses) if isinstance(raw_responses, dict) else set()
         responses = check_responses(self, raw_responses)
         test_cases = self.state_machines(top.get("StateMachines", {}), responses, defined)
-        if self.problems:
-            raise MockConfigError(self.problems)
         return MockConfig(self.source, test_cases, responses)
+
+    def config(self, raw: Any) -> MockConfig:
+        config = self.collect(raw)
+        if config is None or self.problems:
+            raise MockConfigError(self.problems)
+        return config
 
 
 def parse_mock_config(
@@ -145,8 +150,23 @@ def parse_mock_config(
 ) -> MockConfig:
     """Validate mock configuration text. With a `definition`, state names are checked against it: for the entry
     `state_machine` only when given, else for every state machine in the file. Raises MockConfigError."""
+    raw = _parse_json(text, source)
+    states = state_types(definition) if definition is not None else None
+    return _Checker(source, states, state_machine).config(raw)
+
+
+def _read(path: Path | str) -> str:
     try:
-        raw = json.loads(text, object_pairs_hook=object_pairs)
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise MockConfigError(
+            [Problem(str(path), "(file)", "file-readable", f"cannot read it: {error.strerror}")]
+        ) from None
+
+
+def _parse_json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=object_pairs)
     except json.JSONDecodeError as error:
         raise MockConfigError(
             [
@@ -155,8 +175,50 @@ def parse_mock_config(
                 )
             ]
         ) from None
-    states = state_types(definition) if definition is not None else None
-    return _Checker(source, states, state_machine).config(raw)
+
+
+def _concerns(problem: Problem, state_machine: str, test_case: str, responses: set[str]) -> bool:
+    """Whether a problem touches what one test case uses: the file's structure, the test case, or a
+    mocked response it names."""
+    machine = trail("StateMachines", state_machine)
+    mine = [trail(machine, "TestCases", test_case), *(trail("MockedResponses", name) for name in responses)]
+    structure = {"(top level)", "(file)", "StateMachines", "MockedResponses", machine, trail(machine, "TestCases")}
+    return (
+        problem.where in structure
+        or problem.rule in {"json-syntax", "state-machine-exists"}
+        or any(problem.where == place or problem.where.startswith(place + " › ") for place in mine)
+    )
+
+
+def _named_responses(raw: Any, state_machine: str, test_case: str) -> set[str]:
+    try:
+        case = raw["StateMachines"][state_machine]["TestCases"][test_case]
+    except (KeyError, TypeError):
+        return set()
+    return {name for name in case.values() if isinstance(name, str)} if isinstance(case, dict) else set()
+
+
+def load_test_case(
+    path: Path | str,
+    definition: str | Mapping[str, Any] | None,
+    state_machine: str,
+    test_case: str,
+) -> tuple[MockTestCase, list[Problem]]:
+    """The test case a `stateMachineArn#TestCase` start selects, and the file's other problems.
+
+    Only what the selected test case uses must be valid (MockConfigError otherwise): problems in
+    other test cases, or in mocked responses it does not name, are returned as warnings, so a file
+    that runs on Step Functions Local or LocalStack runs here."""
+    source = str(path)
+    raw = _parse_json(_read(path), source)
+    checker = _Checker(source, state_types(definition) if definition is not None else None, state_machine)
+    config = checker.collect(raw)
+    responses = _named_responses(raw, state_machine, test_case)
+    errors = [p for p in checker.problems if _concerns(p, state_machine, test_case, responses)]
+    if config is None or errors:
+        raise MockConfigError(errors or checker.problems)
+    warnings = [p for p in checker.problems if p not in errors]
+    return config.test_case(state_machine, test_case), warnings
 
 
 def load_mock_config(
@@ -165,14 +227,7 @@ def load_mock_config(
     state_machine: str | None = None,
 ) -> MockConfig:
     """Read and validate a MockConfigFile.json (see parse_mock_config). Raises MockConfigError."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise MockConfigError(
-            [Problem(source, "(file)", "file-readable", f"cannot read it: {error.strerror}")]
-        ) from None
-    return parse_mock_config(text, source, definition, state_machine)
+    return parse_mock_config(_read(path), str(path), definition, state_machine)
 
 
 def validate_mock_config_file(

@@ -6,9 +6,11 @@ moto 5.2.5 carries the interpreter side of LocalStack's port (a mocked Task eval
 checked against the pinned moto version before it is applied:
 
 1. `StepFunctionsParserBackend.start_execution`: a `#TestCase` suffix selects a test case of the file named
-   by SFN_MOCK_CONFIG (the variable Step Functions Local reads). The file is read and validated against the
-   state machine's definition on every such start, so an edit is picked up and a broken file is an error
-   of that StartExecution call, not a silently unmocked run.
+   by SFN_MOCK_CONFIG (the variable Step Functions Local reads). The file is read on every such start, so an
+   edit is picked up; what the selected test case uses is validated against the state machine's definition,
+   and a problem there is an error of that StartExecution call, not a silently unmocked run. Problems in
+   other test cases are logged as warnings (logger `onceflow.local.mocking`): Step Functions Local and
+   LocalStack run such a file, so this engine does too.
 2. `Execution._get_start_execution_worker`: hands the test case to the execution's worker (moto's backend
    does not pass it on).
 3. `Environment.get_current_mocked_response`: moto indexes mocked responses by the state's RetryCount,
@@ -21,6 +23,7 @@ States a test case does not name run for real against the embedded services (hyb
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -37,10 +40,11 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 from onceflow.local.engine.shape import Need, check, need
 from onceflow.local.mocking.errors import MockConfigError, MockedResponsesExhausted
-from onceflow.local.mocking.loader import load_mock_config
+from onceflow.local.mocking.loader import load_test_case
 from onceflow.local.mocking.model import MockTestCase, Return
 
 SFN_MOCK_CONFIG = "SFN_MOCK_CONFIG"
+LOG = logging.getLogger("onceflow.local.mocking")
 _MARK = "_onceflow_mocked_integrations"
 
 
@@ -141,12 +145,15 @@ def _test_case_for(backend: StepFunctionsParserBackend, state_machine_arn: str, 
             "does not name a mock configuration file"
         )
     try:
-        config = load_mock_config(Path(config_path), state_machine.definition, state_machine.name)
-        return ExecutionMocks(config.test_case(state_machine.name, test_case))
+        case, warnings = load_test_case(Path(config_path), state_machine.definition, state_machine.name, test_case)
     except MockConfigError as error:
         if set(error.rules) <= {"test-case-exists", "state-machine-exists"}:
             raise InvalidName(str(error)) from None
         raise ValidationException(str(error)) from None
+    for problem in warnings:
+        # Not this test case's: Step Functions Local and LocalStack run it, so this engine does too.
+        LOG.warning("mock configuration, not used by %s#%s: %s", state_machine.name, test_case, problem)
+    return ExecutionMocks(case)
 
 
 def _wrap_start_execution(original: Any) -> Any:

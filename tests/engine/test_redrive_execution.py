@@ -92,17 +92,28 @@ class RetryHold:
         self.released.wait(timeout=10)
 
 
-@pytest.fixture
-def held_at_retry(account: Account, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, RetryHold]]:
-    """An execution whose Publish failed once and now waits to retry (the topic is missing)."""
-    hold = RetryHold()
-    monkeypatch.setattr(account.aws.clock, "sleep", hold.sleep)
+def start_held_at_retry(account: Account, hold: RetryHold, timeout_seconds: int | None = None) -> str:
+    """Start an execution whose Publish fails once and then waits to retry (the topic is missing)."""
     definition = json.loads(json.dumps(PUBLISH_AFTER_PREPARE))
     definition["States"]["Publish"]["Retry"] = [{"ErrorEquals": ["SNS.NotFoundException"], "MaxAttempts": 1}]
+    if timeout_seconds is not None:
+        definition["TimeoutSeconds"] = timeout_seconds
     arn = account.start(account.state_machine(definition), {"text": "hello"})
     assert hold.reached.wait(10), "Publish did not reach its retry"
-    yield arn, hold
+    return arn
+
+
+@pytest.fixture
+def hold(account: Account, monkeypatch: pytest.MonkeyPatch) -> Iterator[RetryHold]:
+    hold = RetryHold()
+    monkeypatch.setattr(account.aws.clock, "sleep", hold.sleep)
+    yield hold
     hold.released.set()
+
+
+@pytest.fixture
+def held_at_retry(account: Account, hold: RetryHold) -> tuple[str, RetryHold]:
+    return start_held_at_retry(account, hold), hold
 
 
 def test_resumes_at_the_failed_state_and_keeps_the_history(account: Account, failed_publish: ExecutionResult) -> None:
@@ -214,6 +225,22 @@ def test_aborted_execution_resumes_at_the_state_it_was_stopped_in(
     assert result.path == ["Prepare", "Publish", "Publish", "Report"]
     events = types(result.history)
     assert events.index("ExecutionRedriven") == events.index("ExecutionAborted") + 1
+
+
+def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Account, hold: RetryHold) -> None:
+    """The machine's TimeoutSeconds (1 s here: the one real wait of this module) ends the held run."""
+    arn = start_held_at_retry(account, hold, timeout_seconds=1)
+    assert wait_for(account.sfn, arn, timeout=30).status == "TIMED_OUT"
+    hold.released.set()
+    assert redrive_fields(account, arn)["redriveStatus"] == "REDRIVABLE"
+
+    account.client("sns").create_topic(Name=TOPIC)
+    account.sfn.redrive_execution(executionArn=arn)
+    result = wait_for(account.sfn, arn, timeout=30)
+    assert result.status == "SUCCEEDED"  # a timeout counted from the first start would have ended it at once
+    assert result.path == ["Prepare", "Publish", "Publish", "Report"]
+    events = types(result.history)
+    assert events.index("ExecutionRedriven") == events.index("ExecutionTimedOut") + 1
 
 
 def test_express_execution_is_not_redrivable(account: Account) -> None:

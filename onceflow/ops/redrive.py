@@ -16,7 +16,8 @@ Each moved message gets provenance attributes (`onceflow_redriven_from`, `oncefl
 `onceflow_dead_letter_source`, `onceflow_dead_letter_error`, `onceflow_first_dead_letter`,
 `onceflow_redriven_at`); the producer's own attributes are kept, the dead-letter reason
 attributes are summarised by those. A message redriven again keeps its first reason and counts
-up. One run moves each body at most once, even if it comes back to the queue meanwhile.
+up. A dead letter that comes back while a run goes on (its body was sent back by this run and
+failed again) is left in place, so a redrive run never moves the same dead letter twice.
 A message is deleted from the dead-letter queue only after the source queue accepted it: a crash
 in between leaves a duplicate, which the pipeline absorbs.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -256,6 +258,7 @@ class _Redrive:
         self.visibility_timeout = visibility_timeout
         self.held: list[str] = []  # receipt handles to make visible again
         self.moved_bodies: set[str] = set()  # digests of the bodies sent back (or that would be) in this run
+        self.started_ms = int(time.time() * 1000)
 
     def receive(self, count: int, wait_seconds: int) -> list[dict[str, Any]]:
         return self.sqs.receive_message(
@@ -280,10 +283,10 @@ class _Redrive:
             self.held.append(message["ReceiptHandle"])
             return replace(item, action="skipped", reason=f"{letter.error} is not redriven")
         digest = body_digest(letter.body)
-        if digest in self.moved_bodies:
-            # It came back while this run goes on (or was dead-lettered twice): one move per run is enough.
+        if digest in self.moved_bodies and self._arrived_during_run(message):
+            # It failed again after this run sent it back: moving it again would loop. It stays, counted.
             self.held.append(message["ReceiptHandle"])
-            return replace(item, action="skipped", reason="the same body was already redriven in this run")
+            return replace(item, action="skipped", reason="came back during this run after it was redriven")
         self.moved_bodies.add(digest)
         if dry_run:
             self.held.append(message["ReceiptHandle"])
@@ -299,6 +302,11 @@ class _Redrive:
             return replace(item, action="failed", reason=f"send to source queue: {error}")
         self.sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
         return replace(item, action="moved")
+
+    def _arrived_during_run(self, message: dict[str, Any]) -> bool:
+        """SentTimestamp is the queue's clock; a skewed client clock errs towards leaving it in place."""
+        sent = message.get("Attributes", {}).get("SentTimestamp")
+        return sent is None or not sent.isdigit() or int(sent) >= self.started_ms
 
     def release(self) -> None:
         """Make every message that stays in the dead-letter queue visible again at once."""

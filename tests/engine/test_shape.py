@@ -55,3 +55,10 @@ def test_the_engine_check_fails_on_a_module_whose_moto_moved(monkeypatch):
     monkeypatch.setattr(strict, "moto_needs", lambda: [Need(_Owner, "moved_away")])
     with pytest.raises(MotoShapeError, match=r"re-check onceflow\.local\.engine\.strict"):
         shape.check_engine()
+
+
+def test_devtools_that_patch_moto_use_the_same_check():
+    from onceflow.devtools.schedules import hooks
+
+    assert [n.missing() for n in hooks.moto_needs() if n.missing()] == []
+    hooks.check_moto_shape()

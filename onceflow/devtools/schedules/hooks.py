@@ -29,6 +29,7 @@ from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 from onceflow.devtools.schedules.model import How
+from onceflow.local.engine.shape import Need, check, need
 from onceflow.local.event_source import Invoke
 
 STOP_ERROR = "Onceflow.OperatorStopped"
@@ -122,17 +123,17 @@ def _execution_of(env: Any) -> tuple[str, str | None]:
     return execution["Id"], found if isinstance(found, str) else None
 
 
-def check_moto_shape() -> None:
-    """The moto internals the interrupts use (embedded.py pins moto's version; this names the parts)."""
-    needed = [
-        (CommonStateField, "_eval_body"),
-        *((Environment, n) for n in ("is_frame", "is_running", "set_timed_out")),
+def moto_needs() -> list[Need]:
+    """The moto internals the interrupts use."""
+    return [
+        need(CommonStateField, "_eval_body", "env"),
+        *(need(Environment, name) for name in ("is_frame", "is_running", "set_timed_out")),
     ]
-    missing = [f"{owner.__name__}.{name}" for owner, name in needed if not hasattr(owner, name)]
-    if missing:
-        raise RuntimeError(
-            f"moto changed shape: {', '.join(missing)} gone; re-check onceflow/devtools/schedules/hooks.py"
-        )
+
+
+def check_moto_shape() -> None:
+    """Fail loudly on a moto these interrupts were not written for (onceflow/local/engine/shape.py)."""
+    check(moto_needs(), __name__)
 
 
 class ExecutionInterrupts:

@@ -6,17 +6,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.function_runtime import StarterRuntime
-from onceflow.local.stack import LocalStack, deploy
-from onceflow.ops.executions import list_executions, stop_running, wait_for_all
+from onceflow.ops.executions import list_executions, wait_for_all
 from onceflow.ops.observe import scan
 from tests.starter.helpers import dead_letters
 
@@ -54,8 +51,28 @@ EXPECTED = {
         {"7a3e9c25-1d4b-4f68-a0c7-8e2b6d5f4a04": "json", "5d6c2b18-9e0f-4a37-b8d1-4f7e3c2a6b05": "greater_than"},
     ),
     "sqs-eventbridge.json": Outcome("eventbridge", 1, {"order-2001"}),
+    # Powertools' own EventBridge test event (tests/events/eventBridgeEvent.json, with replay-name), an order as detail.
+    "sqs-eventbridge-powertools.json": Outcome("eventbridge", 1, {"order-2002"}),
     "sqs-sns-envelope.json": Outcome("sns", 1, {"order-3001"}),
-    "sqs-s3-notification.json": Outcome("s3", 1, {"incoming/orders/2026-09-21/order-4001.csv"}),
+    # Powertools' SNS-to-SQS test event (tests/events/snsSqsEvent.json: SNS's own spacing), an order as Message.
+    "sqs-sns-envelope-powertools.json": Outcome("sns", 1, {"order-3002"}),
+    # The event_id of an S3 object: its decoded key, then its versionId, else its sequencer.
+    "sqs-s3-notification.json": Outcome("s3", 1, {"incoming/orders/2026-09-21/order-4001.csv#0A1B2C3D4E5F678901"}),
+    # `sam local generate-event s3 put` and `... s3 delete`, two versions of one key in a versioned
+    # bucket (URL-encoded key), and the s3:TestEvent S3 sends when a notification is configured.
+    "sqs-s3-versions-and-other-events.json": Outcome(
+        "s3",
+        3,
+        {
+            "test/key#0A1B2C3D4E5F678901",
+            "incoming/orders/order 4002 (copy).csv#3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY",
+            "incoming/orders/order 4002 (copy).csv#8iJ1hg2TSGlUbMEAvxDMZt4IuBdu4nuA",
+        },
+        {
+            "6f1d2a3b-0c4e-4f5a-8b6c-7d8e9f0a1b04": "s3_event_type",
+            "6f1d2a3b-0c4e-4f5a-8b6c-7d8e9f0a1b05": "s3_test_event",
+        },
+    ),
 }
 
 
@@ -69,7 +86,7 @@ def sqs_event_files() -> list[Path]:
 
 def test_every_json_file_in_events_is_valid():
     files = sorted(EVENTS.rglob("*.json"))
-    assert len(files) >= 12
+    assert len(files) >= 20
     for path in files:
         load(path)  # raises on invalid JSON
 
@@ -106,21 +123,12 @@ def test_each_non_json_format_has_its_environment_file():
             assert environment == {"StarterFunction": {"EVENT_FORMAT": outcome.event_format}}
 
 
-@pytest.fixture(scope="module")
-def events_stack(embedded_aws: EmbeddedAws) -> Iterator[LocalStack]:
-    """One stack for all the files (a deploy is the slow part); each test checks only what it added."""
-    embedded_aws.reset()
-    stack = deploy(embedded_aws.endpoint_url)
-    yield stack
-    stop_running(stack.client("stepfunctions"), [stack.state_machine_arn])
-
-
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_feeding_the_sqs_event_to_the_handler(events_stack, monkeypatch, name):
-    stack, outcome = events_stack, EXPECTED[name]
-    starter = StarterRuntime(stack, log_stream=io.StringIO())
-    monkeypatch.setenv("EVENT_FORMAT", outcome.event_format)
+def test_feeding_the_sqs_event_to_the_handler(stack, monkeypatch, name):
+    outcome = EXPECTED[name]
+    monkeypatch.setenv("EVENT_FORMAT", outcome.event_format)  # restored afterwards
     monkeypatch.delenv("EVENT_ID_PATH", raising=False)
+    starter = StarterRuntime(stack, extra_environment={"EVENT_FORMAT": outcome.event_format}, log_stream=io.StringIO())
     sfn = stack.client("stepfunctions")
     before = {e["executionArn"] for e in list_executions(sfn, stack.state_machine_arn)}
 

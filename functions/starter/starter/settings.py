@@ -57,10 +57,13 @@ class Settings:
             raise ConfigurationError(f"EVENT_FORMAT={format_name!r} is not one of {', '.join(sorted(FORMATS))}")
         event_format = FORMATS[format_name]
         event_id_path = env.get("EVENT_ID_PATH") or event_format.event_id_path
-        try:
-            jmespath.compile(event_id_path)
-        except JMESPathError as error:
-            raise ConfigurationError(f"EVENT_ID_PATH={event_id_path!r} is not a JMESPath expression: {error}") from None
+        if env.get("EVENT_ID_PATH"):  # the formats' defaults are ours (s3's names a computed id)
+            try:
+                jmespath.compile(event_id_path)
+            except JMESPathError as error:
+                raise ConfigurationError(
+                    f"EVENT_ID_PATH={event_id_path!r} is not a JMESPath expression: {error}"
+                ) from None
         state_machine_type = env.get("STATE_MACHINE_TYPE") or "STANDARD"
         if state_machine_type not in STATE_MACHINE_TYPES:
             raise ConfigurationError(

@@ -28,6 +28,11 @@ class TracePage:
     sections: list[Section] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     data: dict = field(default_factory=dict)
+    rows: list[dict[str, str]] = field(default_factory=list)  # rows of the execution list (drawn by the script)
+    row_cells: list[list[str]] = field(default_factory=list)
+    entries: list[dict[str, str]] = field(default_factory=list)  # state details: one per entry into the state
+    details_text: list[str] = field(default_factory=list)  # text of the state details panel
+    ids: dict[str, str] = field(default_factory=dict)  # text of elements with an id (e.g. match-count)
 
     @property
     def shown(self) -> Section:
@@ -45,6 +50,10 @@ class _Reader(HTMLParser):
         self.page = page
         self.section: Section | None = None
         self.in_data = False
+        self.in_list = False
+        self.cell: list[str] | None = None
+        self.details_depth = 0
+        self.open_ids: list[tuple[str, str]] = []  # (tag, id) of open elements with an id
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {k: v or "" for k, v in attrs}
@@ -62,22 +71,56 @@ class _Reader(HTMLParser):
             self.section.steps.append(values["data-state"])
         elif tag == "script" and values.get("id") == "trace-data":
             self.in_data = True
+        elif tag == "table" and values.get("id") == "executions":
+            self.in_list = True
+        elif tag == "tr" and self.in_list and "pick" in classes:
+            self.page.rows.append(values)
+            self.page.row_cells.append([])
+        elif tag == "td" and self.in_list and self.page.row_cells:
+            self.cell = []
+        elif tag == "div" and "entry" in classes:
+            self.page.entries.append(values)
+        if tag == "div" and (values.get("id") == "state-details" or self.details_depth):
+            self.details_depth += 1
+        if values.get("id"):
+            self.open_ids.append((tag, values["id"]))
+            self.page.ids.setdefault(values["id"], "")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "section":
             self.section = None
         if tag == "script":
             self.in_data = False
+        if tag == "table":
+            self.in_list = False
+        if tag == "td" and self.cell is not None and self.page.row_cells:
+            self.page.row_cells[-1].append("".join(self.cell))
+            self.cell = None
+        if tag == "div" and self.details_depth:
+            self.details_depth -= 1
+        if self.open_ids and self.open_ids[-1][0] == tag:
+            self.open_ids.pop()
 
     def handle_data(self, data: str) -> None:
         if self.in_data:
             self.page.data = json.loads(data)
-        else:
-            self.page.text.append(data)
+            return
+        self.page.text.append(data)
+        if self.cell is not None:
+            self.cell.append(data)
+        if self.details_depth:
+            self.page.details_text.append(data)
+        if self.open_ids:
+            tag_id = self.open_ids[-1][1]
+            self.page.ids[tag_id] += data
 
 
 def read_page(path: Path) -> TracePage:
-    page = TracePage(path.read_text(encoding="utf-8"))
+    return read_html(path.read_text(encoding="utf-8"))
+
+
+def read_html(html: str) -> TracePage:
+    page = TracePage(html)
     _Reader(page).feed(page.html)
     return page
 

@@ -241,12 +241,16 @@ JS = """
     node.addEventListener('click', function () { showState(node.dataset.state); });
   });
   current = data.selected;
-  renderList();
   var params = {};
   location.hash.replace(/^#/, '').split('&').forEach(function (part) {
     var kv = part.split('=');
     if (kv.length === 2) { params[kv[0]] = decodeURIComponent(kv[1]); }
   });
+  // A link can carry the list's filters too: #q=order-12&status=FAILED&path=0
+  if (params.q) { document.getElementById('search').value = params.q; }
+  if (params.status) { document.getElementById('status-filter').value = params.status; }
+  if (params.path) { document.getElementById('path-filter').value = params.path; }
+  renderList();
   executions.forEach(function (e, i) { if (e.name === params.execution) { select(i); } });
   if (params.state) { showState(params.state); }
   document.body.dataset.ready = 'true';

@@ -100,6 +100,7 @@ _TESTABLE_TYPES: Final = {"Task", "Pass", "Wait", "Choice", "Succeed", "Fail"}
 _MOCKABLE_TYPES: Final = {"Task", "Map", "Parallel"}
 _MOCK_REJECTING_TYPES: Final = {"Pass", "Fail", "Succeed"}
 _MOCK_MAX_CHARS: Final = 262144
+_NO_MOCK_RESULT: Final = object()  # `null` is a valid mocked result
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class TestStateRequest:
     input_value: Any
     inspection_level: str
     variables: dict[str, Any]
-    mock_result: Any = None
+    mock_result: Any = _NO_MOCK_RESULT
     mock_error: dict[str, str] | None = None
     field_validation_mode: str = "STRICT"
     retrier_retry_count: int = 0
@@ -124,9 +125,6 @@ class TestStateRequest:
     @property
     def mocked(self) -> bool:
         return self.mock_error is not None or self.mock_result is not _NO_MOCK_RESULT
-
-
-_NO_MOCK_RESULT: Final = object()
 
 
 def _json_param(text: str | None, default: Any, error: type[Exception], what: str) -> Any:
@@ -161,35 +159,9 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
     if not isinstance(variables, dict):
         raise ValidationException("Variables must be a JSON object")
 
-    mock = params.get("mock")
     state_type = state.get("Type")
-    mock_result: Any = _NO_MOCK_RESULT
-    mock_error: dict[str, str] | None = None
-    field_validation_mode = "STRICT"
-    if mock is not None:
-        if state_type in _MOCK_REJECTING_TYPES or state_type not in _MOCKABLE_TYPES:
-            raise ValidationException(f"State type '{state_type}' is not supported when a mock is specified")
-        if params.get("revealSecrets"):
-            raise ValidationException("TestState does not support RevealSecrets when a mock is specified.")
-        if "result" in mock and "errorOutput" in mock:
-            raise ValidationException(
-                "A test mock should have only one of the following fields: [result, errorOutput]."
-            )
-        field_validation_mode = mock.get("fieldValidationMode") or "STRICT"
-        if field_validation_mode not in FIELD_VALIDATION_MODES:
-            raise ValidationException(
-                f"1 validation error detected: Value '{field_validation_mode}' at 'mock.fieldValidationMode' failed "
-                f"to satisfy constraint: Member must satisfy enum value set: [{', '.join(FIELD_VALIDATION_MODES)}]"
-            )
-        if "result" in mock:
-            if len(mock["result"]) > _MOCK_MAX_CHARS:
-                raise ValidationException("Mocked result must be at most 262144 characters")
-            mock_result = _json_param(mock["result"], None, ValidationException, "Mocked result")
-        elif "errorOutput" in mock:
-            error_output = mock["errorOutput"]
-            if error_output.get("error") is None:
-                raise ValidationException("mock.errorOutput.error is required when mock.errorOutput is specified")
-            mock_error = {"error": error_output["error"], "cause": error_output.get("cause", "")}
+    mock = params.get("mock")
+    mock_result, mock_error, field_validation_mode = _parse_mock(mock, state_type, params)
     if state_type in {"Map", "Parallel"}:
         # A mock of a whole Map or Parallel needs the iteration machinery AWS has and moto lacks.
         raise InvalidDefinition(
@@ -198,32 +170,11 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         )
     if state_type not in _TESTABLE_TYPES:
         raise InvalidDefinition(f"Unsupported state type for TestState runs '{state_type}'.")
-    context = None
-    if params.get("context") is not None:
-        if mock is None:
-            raise ValidationException("The context field may only be specified together with a mock")
-        context = _json_param(params["context"], None, ValidationException, "Context")
-        if not isinstance(context, dict):
-            raise ValidationException("Invalid Context object provided: the Context object must be a JSON object")
-        if "Map" in context:
-            raise ValidationException(
-                "Invalid Context object provided: 'Map' field is not supported when mocking a Context object"
-            )
-
+    context = _parse_context(params.get("context"), mocked=mock is not None)
     role_arn = params.get("roleArn")
     if role_arn is None and state_type == "Task" and mock is None:
         raise ValidationException("RoleArn must be specified when testing a Task state")
-
-    configuration = params.get("stateConfiguration") or {}
-    retrier_retry_count = int(configuration.get("retrierRetryCount", 0))
-    if retrier_retry_count < 0:
-        raise ValidationException("stateConfiguration.retrierRetryCount must be at least 0")
-    for map_only in ("mapIterationFailureCount", "mapItemReaderData"):
-        if map_only in configuration and state_type != "Map":
-            raise ValidationException(f"stateConfiguration.{map_only} applies to Map states only")
-    caused_by = configuration.get("errorCausedByState")
-    if caused_by is not None and state_type not in {"Map", "Parallel"}:
-        raise ValidationException("stateConfiguration.errorCausedByState applies to Map and Parallel states only")
+    retrier_retry_count = _parse_configuration(params.get("stateConfiguration") or {}, state_type)
 
     return TestStateRequest(
         state=state,
@@ -239,6 +190,62 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         retrier_retry_count=retrier_retry_count,
         context=context,
     )
+
+
+def _parse_mock(mock: dict[str, Any] | None, state_type: str, params: dict[str, Any]) -> tuple[Any, Any, str]:
+    """(mocked result or _NO_MOCK_RESULT, mocked error or None, fieldValidationMode)."""
+    if mock is None:
+        return _NO_MOCK_RESULT, None, "STRICT"
+    if state_type in _MOCK_REJECTING_TYPES or state_type not in _MOCKABLE_TYPES:
+        raise ValidationException(f"State type '{state_type}' is not supported when a mock is specified")
+    if params.get("revealSecrets"):
+        raise ValidationException("TestState does not support RevealSecrets when a mock is specified.")
+    if "result" in mock and "errorOutput" in mock:
+        raise ValidationException("A test mock should have only one of the following fields: [result, errorOutput].")
+    mode = mock.get("fieldValidationMode") or "STRICT"
+    if mode not in FIELD_VALIDATION_MODES:
+        raise ValidationException(
+            f"1 validation error detected: Value '{mode}' at 'mock.fieldValidationMode' failed "
+            f"to satisfy constraint: Member must satisfy enum value set: [{', '.join(FIELD_VALIDATION_MODES)}]"
+        )
+    if "result" in mock:
+        if len(mock["result"]) > _MOCK_MAX_CHARS:
+            raise ValidationException("Mocked result must be at most 262144 characters")
+        return _json_param(mock["result"], None, ValidationException, "Mocked result"), None, mode
+    error_output = mock.get("errorOutput")
+    if error_output is None:
+        return _NO_MOCK_RESULT, None, mode
+    if error_output.get("error") is None:
+        raise ValidationException("mock.errorOutput.error is required when mock.errorOutput is specified")
+    return _NO_MOCK_RESULT, {"error": error_output["error"], "cause": error_output.get("cause", "")}, mode
+
+
+def _parse_context(text: str | None, mocked: bool) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    if not mocked:
+        raise ValidationException("The context field may only be specified together with a mock")
+    context = _json_param(text, None, ValidationException, "Context")
+    if not isinstance(context, dict):
+        raise ValidationException("Invalid Context object provided: the Context object must be a JSON object")
+    if "Map" in context:
+        raise ValidationException(
+            "Invalid Context object provided: 'Map' field is not supported when mocking a Context object"
+        )
+    return context
+
+
+def _parse_configuration(configuration: dict[str, Any], state_type: str) -> int:
+    """stateConfiguration: the retrier retry count; the Map and Parallel fields do not apply to other states."""
+    retrier_retry_count = int(configuration.get("retrierRetryCount", 0))
+    if retrier_retry_count < 0:
+        raise ValidationException("stateConfiguration.retrierRetryCount must be at least 0")
+    for map_only in ("mapIterationFailureCount", "mapItemReaderData"):
+        if map_only in configuration and state_type != "Map":
+            raise ValidationException(f"stateConfiguration.{map_only} applies to Map states only")
+    if configuration.get("errorCausedByState") is not None and state_type not in {"Map", "Parallel"}:
+        raise ValidationException("stateConfiguration.errorCausedByState applies to Map and Parallel states only")
+    return retrier_retry_count
 
 
 def _select_state(

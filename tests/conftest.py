@@ -1,4 +1,7 @@
-"""Shared fixtures: one embedded AWS per session, a fresh stack from template.yaml per test.
+"""Shared fixtures: one embedded AWS per session, the stack from template.yaml deployed once and
+brought back to just-deployed before each test (onceflow/local/engine/baseline.py): executions
+forgotten, tables and queues emptied, what the previous test created deleted. A test or fixture
+that calls `embedded_aws.reset()` wipes it; the next `stack` deploys again.
 
 With `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SNS`,
 `AWS_ENDPOINT_URL_SQS` (or `AWS_ENDPOINT_URL` for all) set, the same tests run against those
@@ -13,12 +16,14 @@ import io
 import logging
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
 from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environment
 from onceflow.devtools.external_stack import deploy_external
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.local.engine.baseline import Baseline
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack, deploy
@@ -81,6 +86,32 @@ def embedded_aws(endpoints: Endpoints | None) -> Iterator[EmbeddedAws]:
         yield aws
 
 
+@dataclass
+class _Deployment:
+    stack: LocalStack
+    baseline: Baseline
+    generation: int  # EmbeddedAws.generation it was deployed in
+
+
+@pytest.fixture(scope="session")
+def _deployed() -> dict[str, _Deployment]:
+    """The session's deployment of the default stack (keyed by parameter set, for fixtures that add one)."""
+    return {}
+
+
+def fresh_stack(embedded: EmbeddedAws, deployed: dict[str, _Deployment], key: str = "default") -> LocalStack:
+    """The stack as just deployed: restored from the session's deployment, or deployed (once per reset)."""
+    deployment = deployed.get(key)
+    if deployment is not None and deployment.generation == embedded.generation:
+        deployment.baseline.restore(embedded.lock)
+        embedded.clock.reset()
+        return deployment.stack
+    embedded.reset()
+    local_stack = deploy(embedded.endpoint_url)
+    deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
+    return local_stack
+
+
 @pytest.fixture
 def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None) -> Iterator[LocalStack]:
     if endpoints is not None:
@@ -94,8 +125,7 @@ def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None) -> Iterat
         return
     # Looked up here, not declared: a test that uses `stack` runs on any endpoint.
     embedded = request.getfixturevalue("embedded_aws")
-    embedded.reset()
-    local_stack = deploy(embedded.endpoint_url)
+    local_stack = fresh_stack(embedded, request.getfixturevalue("_deployed"))
     yield local_stack
     stop_running(local_stack.client("stepfunctions"), [local_stack.state_machine_arn])
 

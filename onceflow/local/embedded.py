@@ -154,6 +154,7 @@ class EmbeddedAws:
         self.speedups = engine_speedups.resolve(speedups)
         self.retention = retention.Retention(history_budget) if history_budget is not None else None
         self._request_lock = threading.RLock()
+        self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -218,6 +219,7 @@ class EmbeddedAws:
     def reset(self) -> None:
         """Forget every resource (stop running executions first) and configure again."""
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
+        self.generation += 1
         self.configure()
         self.clock.reset()
         if self.retention is not None:

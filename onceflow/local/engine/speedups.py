@@ -20,6 +20,8 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   name; and DeleteMessage walks every queued message's receipt handles, twice. Here the retention
   period is read from the queue, each count reads the clock once, GetQueueAttributes computes the
   attributes once, and DeleteMessage finds its message through a receipt-handle index.
+- dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
+  request to find the backend for the Host header; the list is read once here.
 - item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
   tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
 
@@ -39,6 +41,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from moto import backends as moto_backends
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
@@ -60,8 +63,17 @@ CLIENT_CACHE = "client_cache"
 IN_PROCESS_INTEGRATIONS = "in_process_integrations"
 JSONPATH_CACHE = "jsonpath_cache"
 SQS_FAST_PATHS = "sqs_fast_paths"
+DISPATCH_CACHE = "dispatch_cache"
 ITEM_ROLLBACK = "item_rollback"
-NAMES = (PARSE_CACHE, CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, JSONPATH_CACHE, SQS_FAST_PATHS, ITEM_ROLLBACK)
+NAMES = (
+    PARSE_CACHE,
+    CLIENT_CACHE,
+    IN_PROCESS_INTEGRATIONS,
+    JSONPATH_CACHE,
+    SQS_FAST_PATHS,
+    DISPATCH_CACHE,
+    ITEM_ROLLBACK,
+)
 
 INTEGRATION_MODULES = [
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
@@ -132,6 +144,7 @@ def moto_needs() -> list[Any]:
         need(sqs_models.Message, "all_receipt_handles"),
         need(sqs_models, "ReceiptHandleIsInvalid"),
         need(sqs_models, "unix_time"),
+        need(moto_backends, "list_of_moto_modules"),
         need(dynamodb_models, "copy"),
         need(dynamodb_models.DynamoDBBackend, "transact_write_items", "transact_items"),
         *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
@@ -154,6 +167,8 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
         chosen += jsonpath_cache()
     if SQS_FAST_PATHS in selected:
         chosen += sqs_fast_paths()
+    if DISPATCH_CACHE in selected:
+        chosen += dispatch_cache()
     if ITEM_ROLLBACK in selected:
         chosen += item_level_rollback()
     return chosen
@@ -344,6 +359,12 @@ def sqs_fast_paths() -> list[Patch]:
         (sqs_models.Queue, "approximate_number_of_messages_delayed", property(_count_delayed)),
         (sqs_models.Queue, "delete_message", _delete_message),
     ]
+
+
+# --- dispatch_cache ------------------------------------------------------------------------------
+def dispatch_cache() -> list[Patch]:
+    modules = tuple(moto_backends.list_of_moto_modules())
+    return [(moto_backends, "list_of_moto_modules", lambda: modules)]
 
 
 # --- item_rollback --------------------------------------------------------------------------------

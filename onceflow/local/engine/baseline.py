@@ -1,0 +1,141 @@
+"""Back to just-deployed without redeploying: what the test suite does between tests.
+
+Deploying the stack (CloudFormation on moto, TTL, the state machine) costs about 0.3 s of CPU and
+0.8 s of wall time; the suite did it before every test. `Baseline.capture()` records what a deploy
+made (state machines and their definitions, tables, queues, topics, subscriptions: moto's objects
+themselves); `restore()` brings the engine back to that: running executions are stopped and
+waited for, every execution forgotten, table items and queued messages dropped, whatever a test
+created besides (its own queues, subscriptions, tables, state machines) dropped, and what it
+deleted (the topic, to make Publish fail) put back. What restore does not put back (IAM,
+CloudFormation, EventBridge, queue attributes a test changed) no test changes; a test that needs
+more calls `EmbeddedAws.reset()` and deploys its own stack.
+
+It works on moto's backends directly, under the request lock, because AWS has no API to forget an
+execution (and purging a queue through the API is limited to once a minute).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from moto.dynamodb.models import dynamodb_backends
+from moto.sns.models import sns_backends
+from moto.sqs.models import sqs_backends
+from moto.stepfunctions.parser import utils as parser_utils
+from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+THREAD_JOIN_SECONDS = 10.0
+
+
+def moto_needs() -> list[Any]:
+    """What restoring reads or changes in the pinned moto (checked by engine/shape.py)."""
+    from moto.dynamodb.models.table import Table
+    from moto.sns.models import SNSBackend
+    from moto.sqs.models import Queue
+
+    from onceflow.local.engine.shape import need
+
+    return [
+        need(parser_utils, "TMP_THREADS"),
+        need(Table, "__init__", "table_name"),  # Table.items: the table's items, keyed by hash (and range)
+        need(Queue, "__init__", "name"),  # Queue._messages, _pending_messages, deleted_messages
+        need(SNSBackend, "__init__", "region_name", "account_id"),  # SNSBackend.topics, .subscriptions
+    ]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The deployed resources themselves (moto's objects): a test that deleted one gets it back."""
+
+    account_id: str
+    region: str
+    state_machines: list[Any]
+    definitions: dict[str, str]  # state machine ARN -> definition (a test may update it)
+    tables: dict[str, Any]
+    queues: dict[str, Any]
+    topics: dict[str, Any]
+    subscriptions: dict[str, Any]
+
+    @classmethod
+    def capture(cls, lock: threading.RLock, account_id: str, region: str) -> Baseline:
+        with lock:
+            state_machines = list(_sfn(account_id, region).state_machines)
+            return cls(
+                account_id=account_id,
+                region=region,
+                state_machines=state_machines,
+                definitions={sm.arn: sm.definition for sm in state_machines},
+                tables=dict(_dynamodb(account_id, region).tables),
+                queues=dict(_sqs(account_id, region).queues),
+                topics=dict(_sns(account_id, region).topics),
+                subscriptions=dict(_sns(account_id, region).subscriptions),
+            )
+
+    def restore(self, lock: threading.RLock) -> None:
+        with lock:
+            for state_machine in _sfn(self.account_id, self.region).state_machines:
+                for execution in state_machine.executions:
+                    if execution.status == "RUNNING":
+                        execution.stop(stop_date=datetime.now(UTC), error="Onceflow.TestReset", cause="test reset")
+        # Outside the lock: a stopped execution's thread may need it once more to see the stop.
+        for thread in list(parser_utils.TMP_THREADS):
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(timeout=THREAD_JOIN_SECONDS)
+        with lock:
+            parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
+            self._restore_step_functions()
+            self._restore_dynamodb()
+            self._restore_sqs()
+            self._restore_sns()
+
+    def _restore_step_functions(self) -> None:
+        backend = _sfn(self.account_id, self.region)
+        backend.state_machines[:] = self.state_machines
+        for state_machine in self.state_machines:
+            state_machine.executions.clear()
+            state_machine.definition = self.definitions[state_machine.arn]
+
+    def _restore_dynamodb(self) -> None:
+        tables = _dynamodb(self.account_id, self.region).tables
+        _replace(tables, self.tables)
+        for table in tables.values():
+            table.items.clear()
+
+    def _restore_sqs(self) -> None:
+        queues = _sqs(self.account_id, self.region).queues
+        _replace(queues, self.queues)
+        for queue in queues.values():
+            queue._messages = []
+            queue._pending_messages = set()
+            queue.deleted_messages = set()
+            queue.__dict__.pop("_onceflow_handle_index", None)  # speedups.py's receipt-handle index
+
+    def _restore_sns(self) -> None:
+        backend = _sns(self.account_id, self.region)
+        _replace(backend.topics, self.topics)
+        _replace(backend.subscriptions, self.subscriptions)
+
+
+def _replace(live: dict[str, Any], deployed: dict[str, Any]) -> None:
+    """Make `live` hold exactly the deployed objects, in their order."""
+    live.clear()
+    live.update(deployed)
+
+
+def _sfn(account_id: str, region: str) -> Any:
+    return stepfunctions_parser_backends[account_id][region]
+
+
+def _dynamodb(account_id: str, region: str) -> Any:
+    return dynamodb_backends[account_id][region]
+
+
+def _sqs(account_id: str, region: str) -> Any:
+    return sqs_backends[account_id][region]
+
+
+def _sns(account_id: str, region: str) -> Any:
+    return sns_backends[account_id][region]

@@ -19,7 +19,7 @@ now does:
 - `status`, `nextState`, `output`, `error`, `cause` and `inspectionData` (DEBUG and TRACE; TRACE
   adds request/response for HTTP tasks only, which this engine does not run).
 
-Validation messages are those LocalStack's parity tests recorded against AWS.
+The request is parsed and checked, and a mocked result validated, in test_state_request.py.
 """
 
 from __future__ import annotations
@@ -31,9 +31,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from botocore.model import ListShape, MapShape, Shape, StructureShape
-from botocore.session import get_session
-from moto.core.exceptions import AWSError
 from moto.stepfunctions.parser.api import HistoryEventType, StateMachineType, TaskFailedEventDetails
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLLexer import ASLLexer
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
@@ -65,7 +62,6 @@ from moto.stepfunctions.parser.asl.eval.states import ContextObjectData, Executi
 from moto.stepfunctions.parser.asl.eval.test_state.environment import TestStateEnvironment
 from moto.stepfunctions.parser.asl.eval.test_state.program_state import ProgramChoiceSelected
 from moto.stepfunctions.parser.asl.parse.asl_parser import (
-    AmazonStateLanguageParser,
     ASLParserException,
     SyntaxErrorListener,
 )
@@ -73,202 +69,20 @@ from moto.stepfunctions.parser.asl.parse.test_state.preprocessor import TestStat
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine.test_state_request import (
+    InvalidDefinition,
+    TestStateRequest,
+    ValidationException,
+    parse_request,
+    validate_mock_result,
+)
+
 Patch = tuple[Any, str, Any]
-
-
-class InvalidDefinition(AWSError):
-    TYPE = "InvalidDefinition"
-
-
-class InvalidExecutionInput(AWSError):
-    TYPE = "InvalidExecutionInput"
-
-
-class ValidationException(AWSError):
-    TYPE = "ValidationException"
-
 
 SUCCEEDED: Final = "SUCCEEDED"
 FAILED: Final = "FAILED"
 RETRIABLE: Final = "RETRIABLE"
 CAUGHT_ERROR: Final = "CAUGHT_ERROR"
-
-INSPECTION_LEVELS: Final = ("INFO", "DEBUG", "TRACE")
-FIELD_VALIDATION_MODES: Final = ("STRICT", "PRESENT", "NONE")
-# The API runs any state but these; Map and Parallel only with a mock, which this engine does not offer.
-_TESTABLE_TYPES: Final = {"Task", "Pass", "Wait", "Choice", "Succeed", "Fail"}
-_MOCKABLE_TYPES: Final = {"Task", "Map", "Parallel"}
-_MOCK_REJECTING_TYPES: Final = {"Pass", "Fail", "Succeed"}
-_MOCK_MAX_CHARS: Final = 262144
-_NO_MOCK_RESULT: Final = object()  # `null` is a valid mocked result
-
-
-@dataclass(frozen=True)
-class TestStateRequest:
-    """One TestState call, checked as the API checks it."""
-
-    __test__ = False  # not a pytest test class
-
-    state: dict[str, Any]
-    state_name: str
-    state_definition: str
-    role_arn: str | None
-    input_value: Any
-    inspection_level: str
-    variables: dict[str, Any]
-    mock_result: Any = _NO_MOCK_RESULT
-    mock_error: dict[str, str] | None = None
-    field_validation_mode: str = "STRICT"
-    retrier_retry_count: int = 0
-    context: dict[str, Any] | None = None
-
-    @property
-    def mocked(self) -> bool:
-        return self.mock_error is not None or self.mock_result is not _NO_MOCK_RESULT
-
-
-def _json_param(text: str | None, default: Any, error: type[Exception], what: str) -> Any:
-    if text is None:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{what} must be valid JSON: {exc}") from exc
-
-
-def parse_request(params: dict[str, Any]) -> TestStateRequest:
-    definition_text = params.get("definition")
-    if not definition_text:
-        raise ValidationException(
-            "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null"
-        )
-    definition = _json_param(definition_text, None, InvalidDefinition, "Definition")
-    if not isinstance(definition, dict):
-        raise InvalidDefinition("Definition must be a JSON object")
-    state_name = params.get("stateName")
-    state, name, state_text = _select_state(definition, definition_text, state_name)
-
-    inspection_level = params.get("inspectionLevel") or "INFO"
-    if inspection_level not in INSPECTION_LEVELS:
-        raise ValidationException(
-            f"1 validation error detected: Value '{inspection_level}' at 'inspectionLevel' failed to satisfy "
-            f"constraint: Member must satisfy enum value set: [{', '.join(INSPECTION_LEVELS)}]"
-        )
-    input_value = _json_param(params.get("input"), {}, InvalidExecutionInput, "Input")
-    variables = _json_param(params.get("variables"), {}, ValidationException, "Variables")
-    if not isinstance(variables, dict):
-        raise ValidationException("Variables must be a JSON object")
-
-    state_type = state.get("Type")
-    mock = params.get("mock")
-    mock_result, mock_error, field_validation_mode = _parse_mock(mock, state_type, params)
-    if state_type in {"Map", "Parallel"}:
-        # A mock of a whole Map or Parallel needs the iteration machinery AWS has and moto lacks.
-        raise InvalidDefinition(
-            "TestState API does not support Map or Parallel states. Supported state types include: "
-            "[Task, Wait, Pass, Succeed, Fail, Choice]"
-        )
-    if state_type not in _TESTABLE_TYPES:
-        raise InvalidDefinition(f"Unsupported state type for TestState runs '{state_type}'.")
-    context = _parse_context(params.get("context"), mocked=mock is not None)
-    role_arn = params.get("roleArn")
-    if role_arn is None and state_type == "Task" and mock is None:
-        raise ValidationException("RoleArn must be specified when testing a Task state")
-    retrier_retry_count = _parse_configuration(params.get("stateConfiguration") or {}, state_type)
-
-    return TestStateRequest(
-        state=state,
-        state_name=name,
-        state_definition=state_text,
-        role_arn=role_arn,
-        input_value=input_value,
-        inspection_level=inspection_level,
-        variables=variables,
-        mock_result=mock_result,
-        mock_error=mock_error,
-        field_validation_mode=field_validation_mode,
-        retrier_retry_count=retrier_retry_count,
-        context=context,
-    )
-
-
-def _parse_mock(mock: dict[str, Any] | None, state_type: str, params: dict[str, Any]) -> tuple[Any, Any, str]:
-    """(mocked result or _NO_MOCK_RESULT, mocked error or None, fieldValidationMode)."""
-    if mock is None:
-        return _NO_MOCK_RESULT, None, "STRICT"
-    if state_type in _MOCK_REJECTING_TYPES or state_type not in _MOCKABLE_TYPES:
-        raise ValidationException(f"State type '{state_type}' is not supported when a mock is specified")
-    if params.get("revealSecrets"):
-        raise ValidationException("TestState does not support RevealSecrets when a mock is specified.")
-    if "result" in mock and "errorOutput" in mock:
-        raise ValidationException("A test mock should have only one of the following fields: [result, errorOutput].")
-    mode = mock.get("fieldValidationMode") or "STRICT"
-    if mode not in FIELD_VALIDATION_MODES:
-        raise ValidationException(
-            f"1 validation error detected: Value '{mode}' at 'mock.fieldValidationMode' failed "
-            f"to satisfy constraint: Member must satisfy enum value set: [{', '.join(FIELD_VALIDATION_MODES)}]"
-        )
-    if "result" in mock:
-        if len(mock["result"]) > _MOCK_MAX_CHARS:
-            raise ValidationException("Mocked result must be at most 262144 characters")
-        return _json_param(mock["result"], None, ValidationException, "Mocked result"), None, mode
-    error_output = mock.get("errorOutput")
-    if error_output is None:
-        return _NO_MOCK_RESULT, None, mode
-    if error_output.get("error") is None:
-        raise ValidationException("mock.errorOutput.error is required when mock.errorOutput is specified")
-    return _NO_MOCK_RESULT, {"error": error_output["error"], "cause": error_output.get("cause", "")}, mode
-
-
-def _parse_context(text: str | None, mocked: bool) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    if not mocked:
-        raise ValidationException("The context field may only be specified together with a mock")
-    context = _json_param(text, None, ValidationException, "Context")
-    if not isinstance(context, dict):
-        raise ValidationException("Invalid Context object provided: the Context object must be a JSON object")
-    if "Map" in context:
-        raise ValidationException(
-            "Invalid Context object provided: 'Map' field is not supported when mocking a Context object"
-        )
-    return context
-
-
-def _parse_configuration(configuration: dict[str, Any], state_type: str) -> int:
-    """stateConfiguration: the retrier retry count; the Map and Parallel fields do not apply to other states."""
-    retrier_retry_count = int(configuration.get("retrierRetryCount", 0))
-    if retrier_retry_count < 0:
-        raise ValidationException("stateConfiguration.retrierRetryCount must be at least 0")
-    for map_only in ("mapIterationFailureCount", "mapItemReaderData"):
-        if map_only in configuration and state_type != "Map":
-            raise ValidationException(f"stateConfiguration.{map_only} applies to Map states only")
-    if configuration.get("errorCausedByState") is not None and state_type not in {"Map", "Parallel"}:
-        raise ValidationException("stateConfiguration.errorCausedByState applies to Map and Parallel states only")
-    return retrier_retry_count
-
-
-def _select_state(
-    definition: dict[str, Any], definition_text: str, state_name: str | None
-) -> tuple[dict[str, Any], str, str]:
-    """The state under test, its name and its definition text (with the machine's QueryLanguage)."""
-    if state_name is None:
-        if "States" in definition and "Type" not in definition:
-            raise InvalidDefinition("A state machine definition needs stateName to say which state to test")
-        return definition, TestStatePreprocessor.STATE_NAME, definition_text
-    try:
-        AmazonStateLanguageParser.parse(definition_text)
-    except ASLParserException as exc:
-        raise InvalidDefinition(repr(exc)) from exc
-    except Exception as exc:  # moto's preprocessor reports semantic errors as plain exceptions
-        raise InvalidDefinition(f"Error={type(exc).__name__} Args={list(exc.args)}") from exc
-    states = definition.get("States")
-    if not isinstance(states, dict) or state_name not in states:
-        raise ValidationException("State not found in definition")
-    state = dict(states[state_name])
-    if "QueryLanguage" in definition and "QueryLanguage" not in state:
-        state["QueryLanguage"] = definition["QueryLanguage"]
-    return state, state_name, json.dumps(state)
 
 
 class _NamedTestStatePreprocessor(TestStatePreprocessor):
@@ -536,85 +350,6 @@ def _next_state(env: TestStateEnvironment, program_state: Any, state: CommonStat
     if isinstance(program_state, ProgramEnded):
         return None
     return None
-
-
-_SERVICE_MODELS: dict[str, Any] = {}
-
-
-def _operation_output_shape(task: StateTaskService) -> StructureShape | None:
-    service = task._get_boto_service_name()
-    action = task.resource.api_action
-    if service not in _SERVICE_MODELS:
-        _SERVICE_MODELS[service] = get_session().get_service_model(service)
-    model = _SERVICE_MODELS[service]
-    operation = action[0].upper() + action[1:]
-    if operation not in model.operation_names:
-        return None
-    return model.operation_model(operation).output_shape
-
-
-def validate_mock_result(task: StateTaskService, request: TestStateRequest) -> None:
-    """A mocked result must fit the API's output shape (the API's fieldValidationMode)."""
-    if request.mock_result is _NO_MOCK_RESULT or request.field_validation_mode == "NONE":
-        return
-    try:
-        shape = _operation_output_shape(task)
-    except Exception:  # a service botocore does not know: nothing to validate against
-        return
-    if shape is None:
-        return
-    _validate(request.mock_result, shape, None, strict=request.field_validation_mode == "STRICT")
-
-
-def _schema_error(message: str) -> ValidationException:
-    return ValidationException(f"Mock result schema validation error: {message}")
-
-
-def _validate(value: Any, shape: Shape, name: str | None, strict: bool) -> None:
-    if shape.type_name == "document":
-        return
-    if isinstance(shape, StructureShape):
-        if not isinstance(value, dict):
-            if name is None:
-                raise ValidationException(f"Mock result must be a valid JSON object, but got '{type(value)}' instead")
-            raise _schema_error(f"Field '{name}' must be an object")
-        members = {StateTaskService._to_sfn_cased(key): member for key, member in shape.members.items()}
-        if strict:
-            for required in shape.required_members:
-                key = StateTaskService._to_sfn_cased(required)
-                if key not in value:
-                    raise _schema_error(f"Required field '{key}' is missing")
-        for key, item in value.items():
-            if key in members:  # fields the model does not know are let through, as AWS does
-                _validate(item, members[key], key, strict)
-        return
-    if isinstance(shape, ListShape):
-        if not isinstance(value, list):
-            raise _schema_error(f"Field '{name}' must be an array")
-        for item in value:
-            _validate(item, shape.member, name, strict)
-        return
-    if isinstance(shape, MapShape):
-        if not isinstance(value, dict):
-            raise _schema_error(f"Field '{name}' must be an object")
-        for item in value.values():
-            _validate(item, shape.value, name, strict)
-        return
-    kind = shape.type_name
-    if kind in ("string", "timestamp", "blob"):
-        if not isinstance(value, str):
-            raise _schema_error(f"Field '{name}' must be a string")
-        enum = shape.enum if kind == "string" else None
-        if enum and value not in enum:
-            raise _schema_error(f"Field '{name}' is not an expected value")
-    elif kind in ("integer", "long"):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _schema_error(f"Field '{name}' must be a number")
-    elif kind in ("float", "double"):
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise _schema_error(f"Field '{name}' must be a number")
-    elif kind == "boolean" and not isinstance(value, bool):
-        raise _schema_error(f"Field '{name}' must be a boolean")
 
 
 @contextlib.contextmanager

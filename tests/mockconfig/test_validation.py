@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from onceflow.local.mocking import MockConfigError, Return, Throw, load_mock_config, validate_mock_config_file
+from onceflow.local.mocking import (
+    MockConfigError,
+    Return,
+    Throw,
+    load_mock_config,
+    load_test_case,
+    validate_mock_config_file,
+)
 from onceflow.local.mocking.__main__ import main
 
 MACHINE = "pipeline"
@@ -260,3 +267,28 @@ def test_validation_function_and_command_line(tmp_path, capsys):
     assert problem.rule == "attempt-key-format"
     assert main([str(bad), "--definition", str(definition)]) == 1
     assert "[rule: attempt-key-format]" in capsys.readouterr().err
+
+
+def test_selected_test_case_must_be_valid_other_problems_are_warnings(tmp_path):
+    """At start only the selected test case matters (Step Functions Local runs such a file)."""
+    config = edited(Broken={"0": {"Return": {}}, "2": {"Return": {}}})  # a gap: invalid
+    config["StateMachines"][MACHINE]["TestCases"]["Other"] = {"Publsh": "Broken"}
+    path = write(tmp_path, config)
+
+    case, warnings = load_test_case(path, DEFINITION, MACHINE, "Throttled")
+
+    assert set(case.states) == {"Publish"}
+    assert sorted(p.rule for p in warnings) == ["attempt-ranges-gap", "state-exists"]
+
+    with pytest.raises(MockConfigError) as raised:
+        load_test_case(path, DEFINITION, MACHINE, "Other")
+    assert sorted(raised.value.rules) == ["attempt-ranges-gap", "state-exists"], "its state and its response"
+
+
+def test_a_structural_problem_refuses_every_test_case(tmp_path):
+    config = copy.deepcopy(VALID)
+    config["MockedResponse"] = config.pop("MockedResponses")  # misspelt: nothing would be mocked
+
+    with pytest.raises(MockConfigError) as raised:
+        load_test_case(write(tmp_path, config), DEFINITION, MACHINE, "HappyPath")
+    assert "known-fields" in raised.value.rules

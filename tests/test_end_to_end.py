@@ -39,8 +39,11 @@ def test_stream_with_duplicates_poison_and_resends_keeps_r1_r2_r3(embedded_aws, 
     assert sorted(m.body for m in dead) == sorted(poison)  # R1: the rest is in the DLQ, reason attached
     assert all(m.attributes["error"] == "Onceflow.InvalidMessage" and m.attributes["rule"] for m in dead)
     executions = pipeline.executions()
-    assert len(executions) == len(orders) + len(resends)
-    assert sum(e.path[-1] == "Already sent" for e in executions) == len(resends)
+    # A resend of an order already sent is acknowledged by the starter's pre-check (no execution)
+    # or, if it came while the order was being processed, takes the workflow's "Already sent" path.
+    skipped = len(orders) + len(resends) - len(executions)
+    assert 0 <= skipped <= len(resends)
+    assert sum(e.path[-1] == "Already sent" for e in executions) + skipped == len(resends)
     assert pipeline.event_source.stats.reported_failed == 0
 
 

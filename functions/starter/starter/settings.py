@@ -11,7 +11,9 @@ from jmespath.exceptions import JMESPathError
 from starter.formats import FORMATS, EventFormat
 
 STATE_MACHINE_TYPES = ("STANDARD", "EXPRESS")
-DEFAULT_MAX_CONCURRENT_RECORDS = 10
+# Records of a batch handled at once. EXPRESS waits for each execution, so a batch's executions
+# run side by side; STANDARD only starts them (tens of milliseconds each), one after the other.
+DEFAULT_MAX_CONCURRENT_RECORDS = {"STANDARD": 1, "EXPRESS": 10}
 
 
 class ConfigurationError(RuntimeError):
@@ -39,7 +41,7 @@ class Settings:
     processed_events_table: str | None = None
     # EXPRESS: how long a StartSyncExecution call may take (the workflow's TimeoutSeconds plus a margin).
     sync_execution_timeout_seconds: int = 0
-    max_concurrent_records: int = DEFAULT_MAX_CONCURRENT_RECORDS
+    max_concurrent_records: int = 1
 
     @property
     def express(self) -> bool:
@@ -83,5 +85,7 @@ class Settings:
             state_machine_type=state_machine_type,
             processed_events_table=env.get("PROCESSED_EVENTS_TABLE") or None,
             sync_execution_timeout_seconds=sync_timeout,
-            max_concurrent_records=_whole_number(env, "MAX_CONCURRENT_RECORDS", DEFAULT_MAX_CONCURRENT_RECORDS, 1),
+            max_concurrent_records=_whole_number(
+                env, "MAX_CONCURRENT_RECORDS", DEFAULT_MAX_CONCURRENT_RECORDS[state_machine_type], 1
+            ),
         )

@@ -190,7 +190,8 @@ def start(
                     console.print(f"starter handled a batch of {handled}")
             routed = pipeline.safety_net.sweep().routed
             if routed:
-                console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → DLQ")
+                console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
+            pipeline.run_schedule_if_anything_ended()  # the reconciler's sweep, which needs no status event
             starter_logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:

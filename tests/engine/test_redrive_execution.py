@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.engine import redrive_execution
+from onceflow.local.engine.retention import Retention
 from onceflow.ops.executions import ExecutionResult, history, poll_until, wait_for
 from tests.engine.harness import Account
 
@@ -241,6 +242,29 @@ def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Accou
     assert result.path == ["Prepare", "Publish", "Publish", "Report"]
     events = types(result.history)
     assert events.index("ExecutionRedriven") == events.index("ExecutionTimedOut") + 1
+
+
+def test_a_history_budget_does_not_prune_a_redriven_execution_while_it_runs(
+    account: Account, hold: RetryHold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long local run prunes finished executions' histories (engine/retention.py); a redriven one
+    is running again and must keep its history until it ends again."""
+    arn = start_held_at_retry(account, hold)
+    account.sfn.stop_execution(executionArn=arn)
+    hold.released.set()
+    assert wait_for(account.sfn, arn, timeout=30).status == "ABORTED"
+
+    again = RetryHold()
+    monkeypatch.setattr(account.aws.clock, "sleep", again.sleep)
+    account.sfn.redrive_execution(executionArn=arn)
+    assert again.reached.wait(10), "the redriven Publish did not reach its retry"
+    with account.aws.lock:
+        Retention(max_histories=0).prune()
+    again.released.set()
+    result = wait_for(account.sfn, arn, timeout=30)
+    assert result.status == "FAILED"  # the topic is still missing: the retry fails too
+    assert types(result.history).count("ExecutionRedriven") == 1
+    assert result.history[-1]["type"] == "ExecutionFailed"
 
 
 def test_express_execution_is_not_redrivable(account: Account) -> None:

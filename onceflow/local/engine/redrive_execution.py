@@ -43,6 +43,8 @@ from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.utils import TMP_THREADS
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine import retention
+
 Patch = tuple[Any, str, Any]
 
 REDRIVABLE_PERIOD: Final = datetime.timedelta(days=14)
@@ -200,6 +202,8 @@ def redrive(execution: Execution, client_token: str | None, now: datetime.dateti
         record.tokens = [*record.tokens, (client_token, now, now)][-CLIENT_TOKENS_KEPT:]
     worker = RedriveWorker(execution.exec_worker, state_name, state_input, record.count, now.isoformat())
     execution.exec_status = ExecutionStatus.RUNNING
+    # Running again: a history budget (engine/retention.py) must not prune it until it ends again.
+    setattr(execution, retention._SETTLED, False)
     execution.stop_date = None
     execution.output = None
     execution.error = None

@@ -123,6 +123,8 @@ class RedriveReport:
         return dict(sorted(counted.items()))
 
     def summary(self) -> str:
+        if not self.items:
+            return "nothing to redrive: the dead-letter queue is empty"
         verb = "would move" if self.dry_run else "moved"
         lines = [f"{verb} {self.count}, skipped {self.skipped}, failed {self.failed} (examined {len(self.items)})"]
         lines += [f"  {reason}: {n}" for reason, n in self.by_reason().items()]

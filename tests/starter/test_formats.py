@@ -124,6 +124,20 @@ def test_event_id_path_overrides_the_preset(monkeypatch, event_format, path, bod
             "string_pattern_mismatch",
             id="sns-bad-order",
         ),
+        pytest.param(
+            "sns",
+            sns_envelope_body(json.dumps(ORDER).replace("42.5", "1e400")),
+            "Message.amount",
+            "finite_number",
+            id="sns-message-with-1e400",
+        ),
+        pytest.param(
+            "sns",
+            sns_envelope_body(json.dumps(order("o", units=1)).replace('"units": 1', '"units": ' + "9" * 40)),
+            "Message.units",
+            "dynamodb_number",
+            id="sns-message-with-a-40-digit-integer",
+        ),
         pytest.param("s3", s3_notification_body("a", "b"), "Records", "too_long", id="s3-two-records"),
         pytest.param("s3", S3_TEST_EVENT, "Event", "s3_test_event", id="s3-test-event"),
         pytest.param(

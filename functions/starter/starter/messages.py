@@ -161,7 +161,7 @@ def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
     event_format = settings.event_format
     document = _unwrap(event_format, message_id, decoded)
     event_id = _event_id(document, event_format, settings.event_id_path, message_id)
-    bad_number = first_bad_number(decoded)
+    bad_number = first_bad_number(document)  # unwrapped: an SNS envelope's Message is checked too
     if bad_number is not None:
         raise InvalidMessage(message_id, bad_number.field, bad_number.rule, bad_number.detail, event_id=event_id)
     payload = _search(event_format.payload_path, document, message_id)

@@ -286,6 +286,23 @@ def test_mocked_error_nothing_handles_fails(account: Account) -> None:
     assert response == {"status": "FAILED", "error": "SNS.InternalErrorException", "cause": "boom"}
 
 
+def test_a_mocked_error_of_an_optimized_dynamodb_task_keeps_its_name(account: Account) -> None:
+    update = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::dynamodb:updateItem",
+        "Parameters": {"TableName": "t", "Key": {"id": {"S": "1"}}, "UpdateExpression": "SET a = :a"},
+        "Retry": [{"ErrorEquals": ["DynamoDB.ThrottlingException"], "MaxAttempts": 2}],
+        "End": True,
+    }
+    mock = {"errorOutput": {"error": "DynamoDB.ThrottlingException", "cause": "slow down"}}
+    response = test_state(account, update, mock=mock)
+    assert (response["status"], response["error"], response["cause"]) == (
+        "RETRIABLE",
+        "DynamoDB.ThrottlingException",
+        "slow down",
+    )
+
+
 START_EXECUTION = {
     "Type": "Task",
     "Resource": "arn:aws:states:::aws-sdk:sfn:startExecution",

@@ -59,6 +59,7 @@ DEAD_LETTERED = "Dead-lettered"
 # Budgets the workflow promises (literal on purpose: changing one is a decision, not a refactor).
 PUBLISH_RETRIES = 5
 RECORD_AGAIN_AT_MOST = 5
+MARK_SENT_RETRIES = 4
 CANCELLED = "DynamoDb.TransactionCanceledException"
 CANCELLED_CAUSE = (
     "Transaction cancelled, please refer cancellation reasons for specific reasons "
@@ -323,6 +324,34 @@ def test_no_state_record_and_another_order_row_is_a_conflict(run: Run) -> None:
     assert "conflict" in reason[dead_letters.ERROR].lower()
 
 
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"event_id": "order-1", "status": "archived", "payload_hash": "a" * 64},  # a status it never writes
+        {"event_id": "order-1", "status": "pending"},  # no payload_hash
+        {"event_id": "order-1", "payload_hash": "a" * 64},  # no status
+    ],
+)
+def test_a_state_record_the_workflow_did_not_write_is_dead_lettered(run: Run, state: dict[str, str]) -> None:
+    next_state, data = decide(run, state, {"order_id": "order-1", "payload_hash": INPUT["payload_hash"]})
+    assert next_state not in (PUBLISH, ALREADY_SENT, RECORD)
+    reason = dead_letter_reason(run, next_state, data)
+    assert reason[dead_letters.EVENT_ID] == "order-1"
+
+
+def test_an_order_row_without_payload_hash_is_a_conflict(run: Run) -> None:
+    next_state, data = decide(run, None, {"order_id": "order-1"})
+    reason = dead_letter_reason(run, next_state, data)
+    assert "conflict" in reason[dead_letters.ERROR].lower()
+
+
+def test_a_look_up_cancelled_by_a_concurrent_transaction_is_retried_then_dead_lettered(run: Run) -> None:
+    cancelled = after_cancelled_record(run)
+    assert run(LOOK_UP, cancelled, mock=(CANCELLED, CONFLICT_CAUSE), retries_made=0)["status"] == "RETRIABLE"
+    exhausted = run(LOOK_UP, cancelled, mock=(CANCELLED, CONFLICT_CAUSE), retries_made=99)
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+
+
 def test_nothing_recorded_records_again_a_bounded_number_of_times(run: Run) -> None:
     """A cancellation that wrote nothing (TransactionConflict) is recorded again, then dead-lettered."""
     data: dict[str, Any] = INPUT
@@ -389,6 +418,14 @@ def test_mark_as_sent_ends_the_execution_and_lets_the_record_expire(run: Run) ->
     assert {"S": INPUT["payload_hash"]} in values.values()  # only this payload's record is marked
     removed = update["UpdateExpression"].split("REMOVE", 1)[1]
     assert "pending_since" in removed and "pending_shard" in removed
+
+
+def test_mark_as_sent_retries_throttling_then_dead_letters(run: Run) -> None:
+    throttled = ("DynamoDB.ThrottlingException", "Rate of requests exceeds the allowed throughput.")
+    for retries_made in range(MARK_SENT_RETRIES):
+        assert run(MARK_SENT, INPUT, mock=throttled, retries_made=retries_made)["status"] == "RETRIABLE"
+    exhausted = run(MARK_SENT, INPUT, mock=throttled, retries_made=MARK_SENT_RETRIES)
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
 
 
 def test_mark_as_sent_that_finds_no_matching_record_is_dead_lettered(run: Run) -> None:

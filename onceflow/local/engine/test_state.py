@@ -177,7 +177,11 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
         try:
             state._evaluate_with_timeout(env)
             return
-        except Exception as exc:  # any failure of the attempt becomes a FailureEvent, as in moto's loop
+        except FailureEventException as exc:
+            # As raised (a mocked error among them): some integrations' _from_error (moto's optimized
+            # DynamoDB one) would rename any exception that is not a ClientError.
+            failure_event = exc.failure_event
+        except Exception as exc:  # any other failure of the attempt becomes a FailureEvent, as in moto's loop
             failure_event = state._from_error(env=env, ex=exc)
         env.event_manager.add_event(
             context=env.event_history_context,

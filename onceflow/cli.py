@@ -133,7 +133,7 @@ def _quiet_engine_logs() -> None:
     logging.getLogger("moto").setLevel(logging.CRITICAL)
 
 
-def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, str]) -> None:
+def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, str], logs: dict[str, str]) -> None:
     console.print(f"Stack {stack.stack_name} is up at {endpoint_url}; its outputs:", highlight=False)
     width = max(map(len, stack.outputs), default=0)
     for key, value in sorted(stack.outputs.items()):
@@ -153,6 +153,8 @@ def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, st
         soft_wrap=True,
         highlight=False,
     )
+    for logical_id, group in logs.items():
+        console.print(f"{logical_id} logs go to CloudWatch Logs {group}", highlight=False)
     console.print("Then: onceflow send · onceflow status · onceflow logs --follow · onceflow trace", highlight=False)
 
 
@@ -168,7 +170,7 @@ def start(
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.logs import CloudWatchLogsStream
+    from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
 
@@ -179,10 +181,14 @@ def start(
         _fail(f"--port {port}: cannot listen there ({error.strerror}); is another `onceflow start` running?")
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
-        _print_start_banner(stack, aws.endpoint_url, aws.environment())
-        starter_logs = CloudWatchLogsStream(stack.client("logs"), stack.outputs["StarterLogGroupName"])
-        pipeline = LocalPipeline(aws, stack, log_stream=starter_logs)
-        console.print(f"starter logs: {starter_logs.log_group} (onceflow logs --follow)", highlight=False)
+        streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
+        starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
+        logs = FunctionLogRouter(streams, default=starter_id)
+        pipeline = LocalPipeline(aws, stack, log_stream=logs)
+        for logical_id, runtime in pipeline.invoker.runtimes.items():
+            if logical_id != starter_id:  # the event source calls the starter directly: the default stream
+                runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]
+        _print_start_banner(stack, aws.endpoint_url, aws.environment(), {i: s.log_group for i, s in streams.items()})
         while True:
             if poll:
                 handled = pipeline.event_source.poll_once()
@@ -192,7 +198,7 @@ def start(
             if routed:
                 console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
             pipeline.run_schedule_if_anything_ended()  # the reconciler's sweep, which needs no status event
-            starter_logs.publish()
+            logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")

@@ -82,3 +82,53 @@ def _batches(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         batches[-1].append(event)
         size += event_size
     return batches
+
+
+class FunctionLogRouter(io.TextIOBase):
+    """One stream for every in-process function, each line put in its own function's log group.
+
+    Powertools Loggers of one service name share a logging handler, and EMF metrics are printed
+    through one module-wide `print`, so the in-process functions cannot each get a stream of their
+    own; this router tells them apart by the invocation that is running on the writing thread.
+    """
+
+    def __init__(self, streams: dict[str, CloudWatchLogsStream], default: str):
+        super().__init__()
+        self.streams = streams
+        self.default = default
+        self._running = threading.local()
+
+    def writable(self) -> bool:
+        return True
+
+    def invoking(self, logical_id: str, invoke: Any) -> Any:
+        """`invoke`, with what it writes routed to `logical_id`'s stream."""
+
+        def routed(event: Any) -> Any:
+            self._running.name = logical_id
+            try:
+                return invoke(event)
+            finally:
+                self._running.name = None
+
+        return routed
+
+    def write(self, text: str) -> int:
+        name = getattr(self._running, "name", None) or self.default
+        return self.streams.get(name, self.streams[self.default]).write(text)
+
+    def flush(self) -> None:
+        """Lines are kept for publish()."""
+
+    def publish(self) -> int:
+        return sum(stream.publish() for stream in self.streams.values())
+
+
+def log_streams_for(logs: Any, outputs: dict[str, str], logical_ids: list[str]) -> dict[str, CloudWatchLogsStream]:
+    """`StarterFunction` writes to the group of the output `StarterLogGroupName`, and so on."""
+    streams = {}
+    for logical_id in logical_ids:
+        group = outputs.get(logical_id.removesuffix("Function") + "LogGroupName")
+        if group:
+            streams[logical_id] = CloudWatchLogsStream(logs, group)
+    return streams

@@ -37,7 +37,7 @@ class Started:
     banner: str
 
 
-def _read_banner(process: subprocess.Popen[str], until: str = "starter logs:", timeout: float = 120) -> str:
+def _read_banner(process: subprocess.Popen[str], until: str = "Then: onceflow send", timeout: float = 120) -> str:
     lines: list[str] = []
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
@@ -175,6 +175,26 @@ def test_logs_are_in_cloudwatch_logs_and_filter_by_event_id(started: Started) ->
     assert all(re.fullmatch(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}", s["logStreamName"]) for s in streams)
     everything = _invoke("logs", "--endpoint", started.endpoint)
     assert all(any(f'"event_id":"{event_id}"' in line for line in everything.splitlines()) for event_id in ids)
+
+
+def test_each_function_logs_to_its_own_log_group(started: Started) -> None:
+    """The starter and the reconciler run in one process and share a Powertools logging handler;
+    their lines still land in their own log groups, as each Lambda function's do on AWS."""
+    _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "2"))
+    _wait_until_sent(started.stack, ids)
+    assert set(started.stack.log_groups) >= {"starter", "reconciler"}
+
+    def reconciler_lines() -> list[dict] | None:
+        output = _invoke("logs", "--endpoint", started.endpoint, "--function", "reconciler")
+        return [json.loads(line) for line in output.splitlines() if line.startswith("{")] or None
+
+    reconciler = poll_until(reconciler_lines, 30, "the reconciler's log lines")
+    starter = [json.loads(line) for line in _invoke("logs", "--endpoint", started.endpoint).splitlines()]
+    function = started.stack.outputs
+    assert {line["function_name"] for line in reconciler if "function_name" in line} == {
+        function["ReconcilerFunctionName"]
+    }
+    assert {line["function_name"] for line in starter if "function_name" in line} == {function["StarterFunctionName"]}
 
 
 def test_following_the_logs_yields_each_new_line_once(started: Started) -> None:

@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,9 +74,29 @@ def _extract(revision: str, target: Path) -> Path:
     return target / "functions"
 
 
+def _wait_until_idle(environment: dict[str, str]) -> None:
+    """The local stack answers under one lock: measure each run with no execution of the last one running."""
+    import boto3
+
+    sfn = boto3.client(
+        "stepfunctions",
+        endpoint_url=environment["AWS_ENDPOINT_URL"],
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    arn = environment["STATE_MACHINE_ARN"]
+    deadline = time.monotonic() + 60
+    while sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("executions of the last run are still running after 60 s")
+        time.sleep(0.05)
+
+
 def _measure(functions_dir: Path, environment: dict[str, str], runs: int) -> dict[str, float]:
     samples: dict[str, list[float]] = {"import": [], "first": [], "second": []}
     for _ in range(runs):
+        _wait_until_idle(environment)
         done = subprocess.run(
             [sys.executable, "-c", _PROBE],
             cwd=functions_dir / "starter",

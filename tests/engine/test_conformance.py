@@ -331,26 +331,31 @@ def test_describe_execution_output_is_compact_json_text(account: Account, result
     assert succeeded["executionSucceededEventDetails"]["output"] == text
 
 
-def test_history_of_an_aws_sdk_task_names_the_action_and_service(account: Account):
+@pytest.mark.parametrize(
+    ("resource_arn", "parameters", "resource", "resource_type"),
+    [
+        ("arn:aws:states:::aws-sdk:sqs:getQueueUrl", {"QueueName": "conformance"}, "getQueueUrl", "aws-sdk:sqs"),
+        ("arn:aws:states:::sqs:sendMessage", {"QueueUrl": "<queue>", "MessageBody": "hello"}, "sendMessage", "sqs"),
+    ],
+)
+def test_history_of_an_aws_sdk_task_names_the_action_and_service(
+    account: Account, resource_arn: str, parameters: dict, resource: str, resource_type: str
+):
     """As AWS records it (LocalStack's snapshot tests, recorded against AWS): resource is the API
-    action, resourceType `aws-sdk:<service>`; parameters and output are compact JSON text."""
-    account.client("sqs").create_queue(QueueName="conformance")
-    definition = single_state(
-        {
-            "Type": "Task",
-            "Resource": "arn:aws:states:::aws-sdk:sqs:getQueueUrl",
-            "Parameters": {"QueueName": "conformance"},
-        }
-    )
+    action, resourceType the service (`aws-sdk:<service>` for SDK integrations); parameters and
+    output are compact JSON text."""
+    queue_url = account.client("sqs").create_queue(QueueName="conformance")["QueueUrl"]
+    parameters = {k: (queue_url if v == "<queue>" else v) for k, v in parameters.items()}
+    definition = single_state({"Type": "Task", "Resource": resource_arn, "Parameters": parameters})
 
     result = account.run(definition, {})
 
     assert result.status == "SUCCEEDED"
     [scheduled] = [e["taskScheduledEventDetails"] for e in result.history if e["type"] == "TaskScheduled"]
-    assert (scheduled["resource"], scheduled["resourceType"]) == ("getQueueUrl", "aws-sdk:sqs")
-    assert scheduled["parameters"] == '{"QueueName":"conformance"}'
+    assert (scheduled["resource"], scheduled["resourceType"]) == (resource, resource_type)
+    assert scheduled["parameters"] == json.dumps(parameters, separators=(",", ":"))
     [succeeded] = [e["taskSucceededEventDetails"] for e in result.history if e["type"] == "TaskSucceeded"]
-    assert (succeeded["resource"], succeeded["resourceType"]) == ("getQueueUrl", "aws-sdk:sqs")
+    assert (succeeded["resource"], succeeded["resourceType"]) == (resource, resource_type)
     assert succeeded["output"] == json.dumps(json.loads(succeeded["output"]), separators=(",", ":"))
 
 

@@ -127,11 +127,13 @@ def test_names_are_not_deduplicated(account):
     assert first["executionArn"] != second["executionArn"]
 
 
-def test_express_executions_are_not_listed(account):
-    """AWS: ListExecutions and DescribeExecution do not support Express workflows."""
+def test_an_express_execution_cannot_be_described(account):
+    """AWS: DescribeExecution (like ListExecutions) is not supported for Express executions; the
+    response of StartSyncExecution is the record (and, on AWS, CloudWatch Logs)."""
     machine = account.state_machine(PASS_THROUGH, kind="EXPRESS")
-    sfn(account).start_sync_execution(stateMachineArn=machine, input="{}")
-    assert account.sfn.list_executions(stateMachineArn=machine)["executions"] == []
+    result = sfn(account).start_sync_execution(stateMachineArn=machine, input="{}")
+    with pytest.raises(ClientError):
+        account.sfn.describe_execution(executionArn=result["executionArn"])
 
 
 def test_a_standard_state_machine_is_refused(account):

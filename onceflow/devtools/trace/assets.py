@@ -139,7 +139,7 @@ JS = """
     document.querySelectorAll('svg .edge').forEach(function (n) { n.classList.remove('onpath'); });
     Object.keys(e.states).forEach(function (id) {
       var node = document.getElementById(id);
-      if (node) { node.classList.add('onpath'); node.classList.add('st-' + e.states[id]); }
+      if (node) { node.classList.add('onpath'); if (e.states[id]) { node.classList.add('st-' + e.states[id]); } }
     });
     e.edges.forEach(function (id) { var n = document.getElementById(id); if (n) { n.classList.add('onpath'); } });
   }

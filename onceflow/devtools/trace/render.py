@@ -48,7 +48,7 @@ def step_status(trace: ExecutionTrace, step: Step) -> str:
 def path_marks(graph: Graph, trace: ExecutionTrace) -> PathMarks:
     marks = PathMarks(edges=set(trace.edges))
     if trace.steps:
-        marks.states[START_ID] = "succeeded"
+        marks.states[START_ID] = ""  # on the path, no status of its own
     for step in trace.steps:
         status = step_status(trace, step)
         earlier = marks.states.get(step.state)

@@ -81,6 +81,10 @@ class LocalPipeline:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
 
+    def schedule_due(self) -> None:
+        """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
+        self._ended_at_last_schedule = -1
+
     def send(self, bodies: Iterable[Any]) -> list[SentMessage]:
         """Put messages on the source queue, as a producer would (10 per request)."""
         texts = [b if isinstance(b, str) else json.dumps(b) for b in bodies]

@@ -23,7 +23,7 @@ from moto.sqs.models import SQSBackend
 from onceflow.devtools.schedules.hooks import STOP_ERROR
 from onceflow.local import faults
 from onceflow.local.faults import sns_publish_failures
-from onceflow.local.safety_net import SafetyNet, StatusEventLoss
+from onceflow.local.safety_net import SafetyNet, StatusEventLoss, status_change_event
 from onceflow.ops.executions import wait_for_all
 from onceflow.ops.observe import drain, scan
 from onceflow.ops.redrive import redrive
@@ -208,3 +208,18 @@ def _dead_letter_queue_denied(stack):
         applies=lambda queue_name, *args, **kwargs: queue_name.endswith(dead_letter_queue),
         name="sqs.send_message:AccessDenied",
     )
+
+
+def test_a_status_change_without_its_input_is_read_back_with_describe_execution(stack, reconciler, interrupts):
+    """Step Functions leaves the input out of the event when input and output exceed 248 KB
+    (https://docs.aws.amazon.com/step-functions/latest/dg/eventbridge-integration.html)."""
+    [stopped] = start_and_stop(stack, interrupts, ["order-big"])
+    described = stack.client("stepfunctions").describe_execution(executionArn=stopped.arn)
+    event = status_change_event({**described, "input": None})
+    event["detail"]["inputDetails"] = {"included": False}
+
+    outcome = reconciler.status_change(event)
+
+    assert outcome["dead_lettered"] == [stopped.arn]
+    [dead] = drain(stack.client("sqs"), stack.dead_letter_queue_url)
+    assert dead.body == json.dumps(order("order-big"))

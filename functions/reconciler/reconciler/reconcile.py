@@ -19,6 +19,12 @@ from reconciler.claims import Claims, execution_key
 from reconciler.settings import Settings
 
 STUCK_PENDING_ERROR = "Onceflow.StuckPending"
+# DescribeExecution finds nothing to read: history past its 90 days, or an Express execution.
+_NO_EXECUTION_TO_READ = {"ExecutionDoesNotExist", "StateMachineTypeNotSupported", "InvalidArn"}
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
 
 
 @dataclass
@@ -74,10 +80,15 @@ class Reconciler:
         lookback = self.settings.lookback_seconds
         checkpoint = self.claims.checkpoint()
         since = (checkpoint if checkpoint is not None else self.now) - lookback
-        for listed in sources.ended_executions(self.sfn, self.settings.state_machine_arn, since, lookback):
-            if not self._may_continue():
-                return
-            self._ended(listed.execution_arn, None)
+        try:
+            for listed in sources.ended_executions(self.sfn, self.settings.state_machine_arn, since, lookback):
+                if not self._may_continue():
+                    return
+                self._ended(listed.execution_arn, None)
+        except ClientError as error:
+            if _code(error) != "StateMachineTypeNotSupported":
+                raise
+            return  # Express: no ListExecutions; SQS redelivery keeps R1 there, the pending sweep still counts
         if self.outcome.complete:
             self.claims.save_checkpoint(self.now)
 
@@ -165,7 +176,7 @@ class Reconciler:
         try:
             described = self.sfn.describe_execution(executionArn=execution_arn)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ExecutionDoesNotExist":
+            if _code(error) in _NO_EXECUTION_TO_READ:
                 return None
             raise
         return EndedExecution.from_description(described)

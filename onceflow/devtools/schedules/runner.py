@@ -14,6 +14,12 @@ were lost stay lost, and `RunOptions.status_events_lost` keeps losing them):
 3. the dead-letter queue is redriven, except poison and payload conflicts, which need a person;
 4. repeat 1-3 until a redrive moves nothing (at most `recovery_rounds` times).
 
+A stack deployed for an earlier schedule on the same endpoint is reused when nothing else has
+reset the endpoint since: its tables, queues and executions are emptied (the state machine is
+made again, which forgets its executions), which leaves the same state as a fresh deploy at a
+fraction of moto CloudFormation's cost. A test that swaps `deploy` (a deliberately broken
+pipeline) always gets a fresh one.
+
 Every wait is bounded (`process_timeout`). The outcome carries the violations found (see
 invariants.py) and what the run did, for the test's and the benchmark's reports.
 """
@@ -27,6 +33,8 @@ from collections import Counter
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
 from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
@@ -49,13 +57,14 @@ from onceflow.devtools.schedules.model import (
     order_body,
 )
 from onceflow.devtools.schedules.windows import FaultWindows
+from onceflow.local import stack as stack_module
 from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.engine.ttl import TtlClock
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
 from onceflow.local.safety_net import SafetyNet, StatusEventLoss, SweepReport
-from onceflow.local.stack import deploy
+from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import ExecutionTimeout, stop_running
 from onceflow.ops.observe import drain, scan
 
@@ -131,7 +140,7 @@ class _Run:
     def __init__(self, aws: EmbeddedAws, options: RunOptions):
         self.aws = aws
         self.options = options
-        self.stack = deploy(aws.endpoint_url)
+        self.stack = _fresh_stack(aws)
         self.crashes = StarterCrashes()
         loss = StatusEventLoss(fraction=options.status_events_lost) if options.status_events_lost else None
         self.pipeline = LocalPipeline(
@@ -189,6 +198,7 @@ class _Run:
         """DynamoDB TTL `days` later: sent state records (and reconciler markers) past their ttl go."""
         table = self.stack.processed_events_table
         before = {r["event_id"]: r for r in scan(self.stack.client("dynamodb"), table)}
+        self.pipeline.schedule_due()  # reconciler markers may have expired too
         for item in self.ttl.advance_days(days):
             if item.table == table:
                 event = item.key["event_id"]["S"]
@@ -198,7 +208,7 @@ class _Run:
     def recover_once(self) -> int:
         """Safety net and the reconciler's schedule, then redrive (except poison and payload conflicts)."""
         self.safety_net.sweep()
-        self.pipeline.schedule.run()
+        self.pipeline.run_schedule_if_anything_ended()
         moved = redrive_transient(self.pipeline)
         self.stats.redriven += moved
         return moved
@@ -287,10 +297,97 @@ class _Run:
         )
 
 
+@dataclass(frozen=True)
+class _Reusable:
+    stack: LocalStack
+    stack_id: str  # CloudFormation's: a reset and a new deploy under the same name give another
+
+
+_REUSABLE: dict[str, _Reusable] = {}
+
+
+def _fresh_stack(aws: EmbeddedAws) -> LocalStack:
+    """An empty stack from template.yaml: the last one emptied, or a new deploy on a reset endpoint."""
+    reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
+    kept = _REUSABLE.pop(aws.endpoint_url, None)
+    if reusable and kept is not None and _still_deployed(kept) and _empty(kept.stack):
+        aws.clock.reset()
+        stack = kept.stack
+    else:
+        aws.reset()
+        stack = deploy(aws.endpoint_url)
+    if reusable:
+        described = stack.client("cloudformation").describe_stacks(StackName=stack.stack_name)["Stacks"][0]
+        _REUSABLE[aws.endpoint_url] = _Reusable(stack, described["StackId"])
+    return stack
+
+
+def _still_deployed(kept: _Reusable) -> bool:
+    cloudformation = kept.stack.client("cloudformation")
+    try:
+        described = cloudformation.describe_stacks(StackName=kept.stack.stack_name)["Stacks"][0]
+    except ClientError:
+        return False
+    return bool(described["StackId"] == kept.stack_id)
+
+
+def _empty(stack: LocalStack) -> bool:
+    """What a fresh deploy holds: no items, no messages, a state machine without executions.
+
+    False if that could not be reached (then the endpoint is reset instead)."""
+    sfn, dynamodb, sqs = stack.client("stepfunctions"), stack.client("dynamodb"), stack.client("sqs")
+    stop_running(sfn, [stack.state_machine_arn])
+    described = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
+    sfn.delete_state_machine(stateMachineArn=stack.state_machine_arn)
+    sfn.create_state_machine(
+        name=described["name"],
+        definition=described["definition"],
+        roleArn=described["roleArn"],
+        type=described["type"],
+    )
+    for table, keys in _key_names(dynamodb).items():
+        projection = {"ProjectionExpression": ", ".join(f"#k{i}" for i in range(len(keys)))}
+        names = {f"#k{i}": key for i, key in enumerate(keys)}
+        pages = dynamodb.get_paginator("scan").paginate(
+            TableName=table, ConsistentRead=True, ExpressionAttributeNames=names, **projection
+        )
+        found = [item for page in pages for item in page["Items"]]
+        for start in range(0, len(found), 25):
+            requests = [{"DeleteRequest": {"Key": key}} for key in found[start : start + 25]]
+            if dynamodb.batch_write_item(RequestItems={table: requests}).get("UnprocessedItems"):
+                return False
+    for queue_url in sqs.list_queues().get("QueueUrls", []):
+        counts = sqs.get_queue_attributes(
+            QueueUrl=queue_url,
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",
+            ],
+        )["Attributes"]
+        if int(counts["ApproximateNumberOfMessagesNotVisible"]) or int(counts["ApproximateNumberOfMessagesDelayed"]):
+            return False  # a message in flight: only a reset empties that
+        if int(counts["ApproximateNumberOfMessages"]):
+            drain(sqs, queue_url)  # not PurgeQueue: SQS allows one per queue per minute
+    return True
+
+
+_KEYS: dict[tuple[str, ...], dict[str, list[str]]] = {}
+
+
+def _key_names(dynamodb: Any) -> dict[str, list[str]]:
+    """Each table's key attributes (asked once per set of tables: a deploy names them anew)."""
+    tables = tuple(dynamodb.list_tables()["TableNames"])
+    if tables not in _KEYS:
+        _KEYS[tables] = {
+            t: [k["AttributeName"] for k in dynamodb.describe_table(TableName=t)["Table"]["KeySchema"]] for t in tables
+        }
+    return _KEYS[tables]
+
+
 def run_schedule(aws: EmbeddedAws, schedule: Schedule, options: RunOptions | None = None) -> ScheduleOutcome:
-    """Run `schedule` on a fresh stack of `aws` (reset first) and judge the invariants."""
+    """Run `schedule` on a fresh stack of `aws` (see _fresh_stack) and judge the invariants."""
     began = time.monotonic()
-    aws.reset()
     run = _Run(aws, options or RunOptions())
     try:
         converged, problems = run.run(schedule)

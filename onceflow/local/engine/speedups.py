@@ -53,7 +53,7 @@ from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.backend import execution_worker
 
-from onceflow.local.engine import retention
+from onceflow.local.engine import baseline, retention
 
 Patch = tuple[Any, str, Any]
 OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
@@ -148,7 +148,8 @@ def moto_needs() -> list[Any]:
         need(dynamodb_models, "copy"),
         need(dynamodb_models.DynamoDBBackend, "transact_write_items", "transact_items"),
         *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
-        *retention.moto_needs(),  # the module beside this one, checked with it
+        *retention.moto_needs(),  # the modules beside this one, checked with it
+        *baseline.moto_needs(),
     ]
 
 

@@ -1,0 +1,44 @@
+"""Between tests the stack is brought back to just-deployed (engine/baseline.py), not redeployed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.engine.baseline import Baseline
+from tests.support import dead_letters, order, order_rows, run_execution, state_rows
+
+pytestmark = pytest.mark.embedded_only(reason="restores the embedded engine's backends")
+
+
+def test_restore_forgets_what_a_test_did_and_puts_back_what_it_deleted(stack, embedded_aws):
+    baseline = Baseline.capture(embedded_aws.lock, ACCOUNT_ID, REGION)
+    sfn, sqs, sns = stack.client("stepfunctions"), stack.client("sqs"), stack.client("sns")
+    assert run_execution(stack, order("before-restore"), name="before-restore").status == "SUCCEEDED"
+    sqs.send_message(QueueUrl=stack.dead_letter_queue_url, MessageBody="left over")
+    extra_queue = sqs.create_queue(QueueName="made-by-a-test")["QueueUrl"]
+    definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
+    sfn.update_state_machine(
+        stateMachineArn=stack.state_machine_arn,
+        definition=json.dumps({**definition, "Comment": "changed by a test"}),
+    )
+    sns.delete_topic(TopicArn=stack.notification_topic_arn)  # how a test makes Publish fail
+
+    baseline.restore(embedded_aws.lock)
+
+    assert sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"] == []
+    assert order_rows(stack) == [] and state_rows(stack) == [] and dead_letters(stack) == []
+    assert extra_queue not in sqs.list_queues().get("QueueUrls", [])
+    restored = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
+    assert restored == definition
+    assert stack.notification_topic_arn in {t["TopicArn"] for t in sns.list_topics()["Topics"]}
+    # The restored stack works as deployed, the same execution name included.
+    assert run_execution(stack, order("before-restore"), name="before-restore").path[-1] == "Mark as sent"
+
+
+def test_a_reset_makes_the_next_stack_deploy_again(embedded_aws):
+    generation = embedded_aws.generation
+    embedded_aws.reset()
+    assert embedded_aws.generation == generation + 1  # the `stack` fixture deploys again next time

@@ -1,0 +1,202 @@
+"""The engine's speed-ups take effect (counted: each test here fails with its speed-up switched off,
+`ONCEFLOW_SPEEDUPS_OFF=<name>`) and answer as moto (and AWS) do. The pipeline with each speed-up
+switched off: test_speedups_switched_off.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from botocore.client import ClientCreator
+from botocore.exceptions import ClientError
+from jsonpath_ng.ext.parser import ExtendedJsonPathParser
+from moto.sqs import models as sqs_models
+
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.engine import speedups
+from onceflow.local.engine.retention import Retention
+from tests.support import execution_input, order, run_execution
+
+pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
+
+
+@contextmanager
+def counting(owner: Any, name: str) -> Iterator[Counter[str]]:
+    """Count calls of `owner.name` (a class attribute or property getter) while open."""
+    calls: Counter[str] = Counter()
+    original = owner.__dict__[name]
+    if isinstance(original, property):
+        getter = original.fget
+
+        def counted_getter(self: Any) -> Any:
+            calls[name] += 1
+            return getter(self)
+
+        replacement: Any = property(counted_getter)
+    else:
+
+        def replacement(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            if threading.current_thread() is threading.main_thread():
+                calls["on the test's thread"] += 1
+            return original(*args, **kwargs)
+
+    setattr(owner, name, replacement)
+    try:
+        yield calls
+    finally:
+        setattr(owner, name, original)
+
+
+def run_orders(stack: Any, prefix: str, count: int) -> None:
+    for i in range(count):
+        result = run_execution(stack, order(f"{prefix}-{i}"), name=f"{prefix}-{i}")
+        assert result.status == "SUCCEEDED", result.path
+
+
+def test_integration_clients_are_built_once_not_per_task(stack):
+    """moto builds a boto3 client for every task and always passes state_credentials, so a cache
+    applied only without credentials (before issue 13) never took effect."""
+    run_orders(stack, "warm", 1)
+    with counting(ClientCreator, "create_client") as calls:
+        run_orders(stack, "cached", 3)  # the test's own clients are made on this thread
+        by_tasks = calls["create_client"] - calls["on the test's thread"]
+    assert by_tasks == 0  # 3 tasks per execution: 9 before
+
+
+def test_service_integrations_do_not_go_through_the_http_server(stack, embedded_aws):
+    served: Counter[str] = Counter()
+    app = embedded_aws._app
+    inner = app._app
+
+    def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        served[environ.get("HTTP_X_AMZ_TARGET", "").split(".")[0] or environ.get("PATH_INFO", "")] += 1
+        return inner(environ, start_response)
+
+    app._app = counted
+    try:
+        run_orders(stack, "direct", 2)
+    finally:
+        app._app = inner
+    assert "DynamoDB_20120810" not in served  # TransactWriteItems, UpdateItem: in process
+    assert served["AWSStepFunctions"] >= 2  # the test's own StartExecution calls still use HTTP
+
+
+def test_jsonpath_expressions_are_compiled_once(stack):
+    run_orders(stack, "warm", 1)
+    with counting(ExtendedJsonPathParser, "__init__") as calls:
+        run_orders(stack, "compiled", 2)
+    assert calls["__init__"] == 0  # moto builds a parser (PLY tables) for every path it evaluates
+
+
+@pytest.fixture
+def queue(stack):
+    sqs = stack.client("sqs")
+    url = sqs.create_queue(QueueName="speedup-probe")["QueueUrl"]
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)])
+    return sqs, url
+
+
+def test_receive_reads_the_retention_period_without_computing_every_attribute(queue):
+    sqs, url = queue
+    with counting(sqs_models.Queue, "attributes") as calls:
+        received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert len(received) == 10
+    assert calls["attributes"] == 0  # moto: three times per received message, each counting the queue
+
+
+def test_get_queue_attributes_computes_the_attributes_once(queue):
+    sqs, url = queue
+    with counting(sqs_models.Queue, "attributes") as calls:
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+    assert attributes == {"ApproximateNumberOfMessages": "10", "ApproximateNumberOfMessagesNotVisible": "0"}
+    assert calls["attributes"] == 1  # moto: up to twice per name, once more to check it
+
+
+def test_queue_counts_and_deletes_answer_as_sqs_does(queue):
+    """https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html:
+    a deleted message's handle may be deleted again; a handle that never was is ReceiptHandleIsInvalid."""
+    sqs, url = queue
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=60)
+    in_flight = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=3, VisibilityTimeout=60)["Messages"]
+    counts = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert (
+        counts["ApproximateNumberOfMessages"],
+        counts["ApproximateNumberOfMessagesNotVisible"],
+        counts["ApproximateNumberOfMessagesDelayed"],
+    ) == ("7", "3", "1")
+    with pytest.raises(ClientError, match="InvalidAttributeName"):
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "NoSuchAttribute"])
+    for message in in_flight:
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=in_flight[0]["ReceiptHandle"])  # again: accepted
+    with pytest.raises(ClientError, match="ReceiptHandleIsInvalid"):
+        sqs.delete_message(QueueUrl=url, ReceiptHandle="never-issued")
+    rest = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+    assert rest["ApproximateNumberOfMessages"] == "7"
+
+
+def test_moto_server_finds_the_backend_without_listing_its_package(stack):
+    sqs = stack.client("sqs")
+    with counting(os, "listdir") as calls:
+        for _ in range(3):
+            sqs.list_queues()
+    assert calls["listdir"] == 0  # moto: one directory listing (and a stat per entry) per request
+
+
+def test_pruned_histories_leave_executions_listable_describable_and_their_names_taken(stack, embedded_aws):
+    """Step Functions keeps names unique for 90 days (StartExecution: ExecutionAlreadyExists)."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "kept", 5)
+    retention = Retention(max_histories=2)
+    with embedded_aws.lock:
+        assert retention.prune() == 3
+    listed = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+    assert {e["status"] for e in listed} == {"SUCCEEDED"} and len(listed) == 5
+    histories = {e["name"]: len(sfn.get_execution_history(executionArn=e["executionArn"])["events"]) for e in listed}
+    assert sorted(n for n, events in histories.items() if events) == ["kept-3", "kept-4"]  # the 2 newest
+    oldest = next(e for e in listed if e["name"] == "kept-0")
+    assert json.loads(sfn.describe_execution(executionArn=oldest["executionArn"])["input"])["event_id"] == "kept-0"
+    with pytest.raises(ClientError, match="ExecutionAlreadyExists"):
+        sfn.start_execution(stateMachineArn=stack.state_machine_arn, name="kept-0", input=execution_input(order("x")))
+    with embedded_aws.lock:
+        assert retention.prune() == 0  # each is pruned once; the cursor moved on
+
+
+def test_an_execution_is_pruned_only_once_moto_has_copied_its_outcome(stack, embedded_aws):
+    """moto sets an ended execution's status before it reads the output from the environment: an
+    execution in that window (or still running) keeps its environment until a later prune."""
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    from onceflow.local.engine import retention as retention_module
+
+    run_orders(stack, "settling", 1)
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    (execution,) = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn).executions
+    retention = Retention(max_histories=0)
+    with embedded_aws.lock:
+        delattr(execution, retention_module._SETTLED)  # as between the status and the output copy
+        assert retention.prune() == 0
+        setattr(execution, retention_module._SETTLED, True)
+        assert retention.prune() == 1
+    sfn = stack.client("stepfunctions")
+    assert sfn.get_execution_history(executionArn=execution.exec_arn)["events"] == []
+
+
+def test_switches_are_named_and_the_environment_turns_them_off(monkeypatch):
+    monkeypatch.delenv(speedups.OFF_VARIABLE, raising=False)
+    assert speedups.resolve(True) == frozenset(speedups.NAMES)
+    assert speedups.resolve("none") == frozenset() == speedups.resolve(False)
+    monkeypatch.setenv(speedups.OFF_VARIABLE, "jsonpath_cache, client_cache")
+    assert speedups.resolve(True) == frozenset(speedups.NAMES) - {"jsonpath_cache", "client_cache"}
+    assert speedups.resolve("all") == frozenset(speedups.NAMES)  # an explicit set is not overridden
+    with pytest.raises(speedups.SpeedupError, match="no_such_speedup"):
+        speedups.resolve("no_such_speedup")

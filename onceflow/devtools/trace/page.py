@@ -20,14 +20,17 @@ def collect_executions(sfn: Any, state_machine_arn: str) -> list[ExecutionResult
     listed = sorted(list_executions(sfn, state_machine_arn), key=lambda e: (e["startDate"], e["executionArn"]))
     results = []
     for summary in listed:
-        described = sfn.describe_execution(executionArn=summary["executionArn"])
+        # One call per execution: the input is in the history's ExecutionStarted event.
+        events = history(sfn, summary["executionArn"])
+        started = next((e for e in events if e["type"] == "ExecutionStarted"), {})
+        text = started.get("executionStartedEventDetails", {}).get("input") or "{}"
         results.append(
             ExecutionResult(
                 arn=summary["executionArn"],
-                name=described["name"],
-                status=described["status"],
-                input=json.loads(described.get("input") or "{}"),
-                history=history(sfn, summary["executionArn"]),
+                name=summary["name"],
+                status=summary["status"],
+                input=json.loads(text),
+                history=events,
             )
         )
     return results

@@ -170,13 +170,15 @@ def start(
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
+    from onceflow.local.engine.retention import LONG_RUN_HISTORY_BUDGET
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
 
     _quiet_engine_logs()
     try:
-        aws = EmbeddedAws(port=port, time_scale=time_scale).start()
+        # A long run: only the most recent finished executions keep their histories (engine/retention.py).
+        aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
     except OSError as error:
         _fail(f"--port {port}: cannot listen there ({error.strerror}); is another `onceflow start` running?")
     try:

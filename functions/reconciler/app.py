@@ -19,10 +19,10 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.config import Config
-from reconciler.reconcile import Reconciler
-from reconciler.settings import Settings
 
 from onceflow_common.status_change import is_status_change
+from reconciler.reconcile import Reconciler
+from reconciler.settings import Settings
 
 logger = Logger()
 metrics = Metrics()

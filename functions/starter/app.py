@@ -122,7 +122,10 @@ def _mark_already_sent(deliveries: list[Delivery], settings: Settings) -> list[D
     except Exception as error:  # only an optimisation: without it every event starts its execution
         logger.warning("Already-sent lookup failed; starting every execution", error=repr(error), **_error_code(error))
         return deliveries
-    return [d.with_already_sent(d.event is not None and d.event.event_id in sent) for d in deliveries]
+    return [
+        d.with_already_sent(d.event is not None and (d.event.event_id, d.event.payload_hash) in sent)
+        for d in deliveries
+    ]
 
 
 def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:

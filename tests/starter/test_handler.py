@@ -342,3 +342,25 @@ def test_each_log_line_carries_the_keys_of_its_own_record_when_records_run_concu
     assert len(requests) == 4  # one per invocation
     for batch_lines in ([line for line in by_record if line["function_request_id"] == request] for request in requests):
         assert len({line["message_id"].split("-")[1] for line in batch_lines}) == 1  # all of one batch
+
+
+def test_a_conflicting_payload_in_the_batch_of_a_redelivery_still_starts_its_execution(stack, starter, inbox):
+    """One batch carries a sent order's conflicting payload and then its redelivery: only the
+    redelivery is acknowledged by the pre-check; the conflict goes to the workflow (and the DLQ)."""
+    sfn = stack.client("stepfunctions")
+    starter.invoke(sqs_event(sqs_record(order("order-d"), message_id="d-1")))
+    wait_for_all(sfn, stack.state_machine_arn)
+
+    response = starter.invoke(
+        sqs_event(
+            sqs_record(order("order-d", amount=5), message_id="d-conflict"),
+            sqs_record(order("order-d"), message_id="d-1"),
+        )
+    )
+
+    assert response == {"batchItemFailures": []}
+    results = {r.name: r for r in wait_for_all(sfn, stack.state_machine_arn)}
+    assert set(results) == {execution_name("order-d", "d-1"), execution_name("order-d", "d-conflict")}
+    assert results[execution_name("order-d", "d-conflict")].error == "Onceflow.DeadLettered"
+    assert set(dead_letters(stack)) == {"d-conflict"}
+    assert inbox.by_event_id() == {"order-d": 1}

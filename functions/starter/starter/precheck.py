@@ -24,14 +24,19 @@ def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
         yield items[start : start + size]
 
 
-def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> set[str]:
-    """The event_ids recorded `sent` with the same payload_hash as the given event."""
-    by_id = {event.event_id: event.payload_hash for event in events}
+def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> set[tuple[str, str]]:
+    """(event_id, payload_hash) of the given events whose record is `sent` with that payload_hash.
+
+    Pairs, not ids: one batch may carry an event_id twice with different payloads, and only the
+    one that matches the record is already done (the other is a conflict for the workflow).
+    """
+    wanted = {(event.event_id, event.payload_hash) for event in events}
     found: dict[str, dict[str, Any]] = {}
-    for ids in _chunks(sorted(by_id), MAX_KEYS_PER_REQUEST):  # BatchGetItem refuses duplicate keys
+    ids = sorted({event_id for event_id, _ in wanted})  # BatchGetItem refuses duplicate keys
+    for page in _chunks(ids, MAX_KEYS_PER_REQUEST):
         request: dict[str, Any] = {
             table: {
-                "Keys": [{"event_id": {"S": event_id}} for event_id in ids],
+                "Keys": [{"event_id": {"S": event_id}} for event_id in page],
                 "ConsistentRead": True,
                 "ProjectionExpression": "event_id, #status, payload_hash",
                 "ExpressionAttributeNames": {"#status": "status"},
@@ -44,8 +49,9 @@ def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> 
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
-    return {
-        event_id
+    sent = {
+        (event_id, item.get("payload_hash", {}).get("S"))
         for event_id, item in found.items()
-        if item.get("status", {}).get("S") == "sent" and item.get("payload_hash", {}).get("S") == by_id[event_id]
+        if item.get("status", {}).get("S") == "sent"
     }
+    return wanted & sent

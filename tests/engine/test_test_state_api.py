@@ -303,6 +303,22 @@ def test_a_mocked_error_of_an_optimized_dynamodb_task_keeps_its_name(account: Ac
     )
 
 
+WAIT_FOR_CALLBACK = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+    "Parameters": {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q", "MessageBody.$": "$$.Task.Token"},
+    "End": True,
+}
+
+
+def test_a_callback_task_runs_only_with_a_mock(account: Account) -> None:
+    """The API reference: TestState supports .sync / .waitForTaskToken and Activity tasks only when mocked."""
+    code, _ = error_of(lambda: test_state(account, WAIT_FOR_CALLBACK, roleArn=ROLE_ARN))
+    assert code == "InvalidDefinition"
+    mocked = test_state(account, WAIT_FOR_CALLBACK, mock={"result": '{"approved":true}', "fieldValidationMode": "NONE"})
+    assert (mocked["status"], mocked["output"]) == ("SUCCEEDED", '{"approved":true}')
+
+
 START_EXECUTION = {
     "Type": "Task",
     "Resource": "arn:aws:states:::aws-sdk:sfn:startExecution",

@@ -46,6 +46,9 @@ from moto.stepfunctions.parser.asl.component.state.exec.execute_state import Exe
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback import (
+    StateTaskServiceCallback,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task import StateTask
 from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 from moto.stepfunctions.parser.asl.component.test_state.program.test_state_program import TestStateProgram
@@ -144,6 +147,9 @@ def _mock_service_task(task: StateTaskService, request: TestStateRequest) -> Non
         env.stack.append(json.loads(json.dumps(request.mock_result)))
 
     task._eval_service_task = eval_service_task  # type: ignore[method-assign]
+    if hasattr(task, "_eval_integration_pattern"):
+        # .sync / .waitForTaskToken: the mocked result is what the task completes with; nothing to wait for.
+        task._eval_integration_pattern = lambda *args, **kwargs: None  # type: ignore[attr-defined]
     # The mocked result is the result: the integration's own response normalisation does not apply.
     task._normalise_response = lambda response, *args, **kwargs: None  # type: ignore[method-assign]
 
@@ -422,6 +428,7 @@ def moto_needs() -> list[Any]:
         need(CommonStateField, "_eval_state_input", "env"),
         need(StateTaskService, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
         need(StateTaskService, "_normalise_response"),
+        need(StateTaskServiceCallback, "_eval_integration_pattern"),
         need(StateTaskService, "_get_boto_service_name"),
         need(StateTaskService, "_to_sfn_cased", "member_key"),
         need(StatesErrorName, "from_name", "error_name"),

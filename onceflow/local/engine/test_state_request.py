@@ -9,6 +9,7 @@ https://docs.aws.amazon.com/step-functions/latest/apireference/API_MockInput.htm
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -112,6 +113,11 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
     if state_type not in _TESTABLE_TYPES:
         raise InvalidDefinition(f"Unsupported state type for TestState runs '{state_type}'.")
     context = _parse_context(params.get("context"), mocked=mock is not None)
+    if mock is None and state_type == "Task" and _waits_for_completion(state.get("Resource")):
+        # TestState runs these only with a mock (the API reference): the wait has no end in a test.
+        raise InvalidDefinition(
+            f"TestState does not support the integration pattern of '{state.get('Resource')}' without a mock"
+        )
     role_arn = params.get("roleArn")
     if role_arn is None and state_type == "Task" and mock is None:
         raise ValidationException("RoleArn must be specified when testing a Task state")
@@ -131,6 +137,13 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         retrier_retry_count=retrier_retry_count,
         context=context,
     )
+
+
+def _waits_for_completion(resource: Any) -> bool:
+    """An activity, or a `.sync` / `.waitForTaskToken` service integration."""
+    if not isinstance(resource, str):
+        return False
+    return ":activity:" in resource or bool(re.search(r"\.(sync(:\d+)?|waitForTaskToken)$", resource))
 
 
 def _parse_mock(mock: dict[str, Any] | None, state_type: str, params: dict[str, Any]) -> tuple[Any, Any, str]:

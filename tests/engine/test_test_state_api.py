@@ -158,13 +158,8 @@ def test_choice_reports_the_branch_taken(account: Account) -> None:
     assert taken == {"status": "SUCCEEDED", "output": '{"status":"sent"}', "nextState": "Already sent"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="moto's Choice raises a Python RuntimeError (States.Runtime) when no rule matches and "
-    "there is no Default; AWS fails with States.NoChoiceMatched (error-handling page). An engine "
-    "strictness gap, for engine/strict.py, not TestState.",
-)
 def test_choice_without_a_match_or_default_fails_with_no_choice_matched(account: Account) -> None:
+    """AWS's error-handling page: States.NoChoiceMatched (engine/strict.py; moto raised States.Runtime)."""
     unmatched = test_state(account, CHOICE, input='{"status":"other"}')
     assert (unmatched["status"], unmatched["error"]) == ("FAILED", "States.NoChoiceMatched")
 

@@ -281,6 +281,14 @@ def test_mocked_error_nothing_handles_fails(account: Account) -> None:
     assert response == {"status": "FAILED", "error": "SNS.InternalErrorException", "cause": "boom"}
 
 
+def test_states_all_does_not_catch_a_runtime_error(account: Account) -> None:
+    """AWS's error-handling page: States.ALL matches any error name except States.Runtime, which fails."""
+    task = {**PUBLISH, "Retry": [], "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Dead-letter"}]}
+    mock = {"errorOutput": {"error": "States.Runtime", "cause": "a broken path"}}
+    response = test_state(account, task, input='{"message":"hi"}', mock=mock)
+    assert (response["status"], response["error"]) == ("FAILED", "States.Runtime")
+
+
 def test_a_mocked_error_of_an_optimized_dynamodb_task_keeps_its_name(account: Account) -> None:
     update = {
         "Type": "Task",

@@ -65,9 +65,12 @@ def test_batches_above_ten_need_a_batching_window(template, batch_size, window, 
     assert (broken == []) == ok, broken
 
 
-def test_express_cannot_be_deployed_by_accident(template):
-    [reason] = refused(template, StateMachineType="EXPRESS")
-    assert "EXPRESS" in reason
+@pytest.mark.parametrize(("batch_size", "window", "ok"), [(10, 0, True), (1, 0, True), (11, 1, False), (100, 1, False)])
+def test_express_takes_batches_that_run_in_one_wave(template, batch_size, window, ok):
+    """EXPRESS: the starter waits for each execution, 10 of a batch side by side at most."""
+    broken = refused(template, StateMachineType="EXPRESS", BatchSize=batch_size, MaximumBatchingWindowInSeconds=window)
+    assert (broken == []) == ok, broken
+    assert all("EXPRESS" in reason for reason in broken)
 
 
 def test_a_full_batch_fits_in_the_starters_timeout(template):

@@ -8,6 +8,7 @@ https://docs.aws.amazon.com/step-functions/latest/apireference/API_MockInput.htm
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -202,6 +203,17 @@ def _parse_configuration(configuration: dict[str, Any], state_type: str) -> int:
     return retrier_retry_count
 
 
+@functools.lru_cache(maxsize=32)
+def _check_machine(definition_text: str) -> None:
+    """The whole definition must be valid; remembered, as a test module sends the same one every call."""
+    try:
+        AmazonStateLanguageParser.parse(definition_text)
+    except ASLParserException as exc:
+        raise InvalidDefinition(repr(exc)) from exc
+    except Exception as exc:  # moto's preprocessor reports semantic errors as plain exceptions
+        raise InvalidDefinition(f"Error={type(exc).__name__} Args={list(exc.args)}") from exc
+
+
 def _select_state(
     definition: dict[str, Any], definition_text: str, state_name: str | None
 ) -> tuple[dict[str, Any], str, str]:
@@ -210,12 +222,7 @@ def _select_state(
         if "States" in definition and "Type" not in definition:
             raise InvalidDefinition("A state machine definition needs stateName to say which state to test")
         return definition, TestStatePreprocessor.STATE_NAME, definition_text
-    try:
-        AmazonStateLanguageParser.parse(definition_text)
-    except ASLParserException as exc:
-        raise InvalidDefinition(repr(exc)) from exc
-    except Exception as exc:  # moto's preprocessor reports semantic errors as plain exceptions
-        raise InvalidDefinition(f"Error={type(exc).__name__} Args={list(exc.args)}") from exc
+    _check_machine(definition_text)
     states = definition.get("States")
     if not isinstance(states, dict) or state_name not in states:
         raise ValidationException("State not found in definition")

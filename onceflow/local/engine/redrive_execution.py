@@ -23,6 +23,7 @@ parsed program at a named state, sharing the execution's event history.
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,7 +77,8 @@ class RedriveRecord:
 
     count: int = 0
     date: datetime.datetime | None = None
-    tokens: list[tuple[str, datetime.datetime, datetime.datetime]] = field(default_factory=list)
+    # (clientToken, the redrive it started): kept for CLIENT_TOKEN_LIFETIME, at most CLIENT_TOKENS_KEPT
+    tokens: list[tuple[str, datetime.datetime]] = field(default_factory=list)
 
 
 def record_of(execution: Execution) -> RedriveRecord:
@@ -118,8 +120,6 @@ def _history_length(execution: Execution) -> int:
 
 def resume_point(execution: Execution) -> tuple[str, Any]:
     """The top-level state that did not finish, and the input it was entered with."""
-    import json
-
     top_level = set(json.loads(execution.state_machine.definition).get("States", {}))
     open_states: dict[str, Any] = {}
     last_open: str | None = None
@@ -188,8 +188,8 @@ class RedriveWorker(ExecutionWorker):
 def redrive(execution: Execution, client_token: str | None, now: datetime.datetime) -> datetime.datetime:
     record = record_of(execution)
     if client_token:
-        record.tokens = [entry for entry in record.tokens if now - entry[1] <= CLIENT_TOKEN_LIFETIME]
-        for token, _first_used, redrive_date in record.tokens:
+        record.tokens = [(token, date) for token, date in record.tokens if now - date <= CLIENT_TOKEN_LIFETIME]
+        for token, redrive_date in record.tokens:
             if token == client_token:
                 return redrive_date
     reason = not_redrivable_reason(execution, now)
@@ -199,7 +199,7 @@ def redrive(execution: Execution, client_token: str | None, now: datetime.dateti
     record.count += 1
     record.date = now
     if client_token:
-        record.tokens = [*record.tokens, (client_token, now, now)][-CLIENT_TOKENS_KEPT:]
+        record.tokens = [*record.tokens, (client_token, now)][-CLIENT_TOKENS_KEPT:]
     worker = RedriveWorker(execution.exec_worker, state_name, state_input, record.count, now.isoformat())
     execution.exec_status = ExecutionStatus.RUNNING
     # Running again: a history budget (engine/retention.py) must not prune it until it ends again.

@@ -94,7 +94,9 @@ def _attach_py_spy(pid: int, output: Path, rate: int) -> subprocess.Popen[bytes]
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(py_spy).exists():
         raise SystemExit("py-spy is not installed: .venv/bin/pip install py-spy")
-    command = [py_spy, "record", "--pid", str(pid), "--format", "raw", "--function", "--rate", str(rate)]
+    # --gil: only the thread holding the GIL is sampled. Without it, threads waiting for the GIL
+    # (after a socket write, os.urandom, a lock) look busy and the profile names the wrong costs.
+    command = [py_spy, "record", "--pid", str(pid), "--format", "raw", "--function", "--gil", "--rate", str(rate)]
     recorder = subprocess.Popen([*command, "--output", str(output)], stdout=subprocess.DEVNULL)
     time.sleep(1.0)  # attached before the work starts (a wait, not a test: nothing is asserted on it)
     if recorder.poll() is not None:

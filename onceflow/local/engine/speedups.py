@@ -176,11 +176,21 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
 
 
 # --- parse_cache ----------------------------------------------------------------------------------
+_PARSE_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_once(definition: str) -> Any:
+    return AmazonStateLanguageParser.parse(definition)
+
+
 class _CachedParser(AmazonStateLanguageParser):
     @staticmethod
-    @functools.lru_cache(maxsize=64)
     def parse(definition: str) -> Any:
-        return AmazonStateLanguageParser.parse(definition)
+        # One parse per definition: the first executions of a batch start together, and each would
+        # parse (about 25 ms) before the first one is cached.
+        with _PARSE_LOCK:
+            return _parse_once(definition)
 
 
 def parse_cache() -> list[Patch]:

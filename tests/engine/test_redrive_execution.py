@@ -267,6 +267,23 @@ def test_a_history_budget_does_not_prune_a_redriven_execution_while_it_runs(
     assert result.history[-1]["type"] == "ExecutionFailed"
 
 
+def test_an_execution_that_ended_in_a_fail_state_fails_there_again(account: Account) -> None:
+    """Our reading of "continues from the unsuccessful step" for a Fail state: the Fail state is the
+    unsuccessful step, so the redrive enters it again; the steps before it are not rerun."""
+    definition = {
+        "StartAt": "Check",
+        "States": {
+            "Check": {"Type": "Pass", "Next": "Give up"},
+            "Give up": {"Type": "Fail", "Error": "Onceflow.DeadLettered", "Cause": "in the dead-letter queue"},
+        },
+    }
+    result = account.run(definition)
+    account.sfn.redrive_execution(executionArn=result.arn)
+    again = wait_for(account.sfn, result.arn, timeout=30)
+    assert (again.status, again.error) == ("FAILED", "Onceflow.DeadLettered")
+    assert again.path == ["Check", "Give up", "Give up"]
+
+
 def test_express_execution_is_not_redrivable(account: Account) -> None:
     machine_arn = account.state_machine(
         {"StartAt": "Boom", "States": {"Boom": {"Type": "Fail", "Error": "E"}}}, kind="EXPRESS"

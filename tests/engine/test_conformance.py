@@ -48,6 +48,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_is_present_guards_the_rules_after_it",
     ),
     "Not of a rule on an absent variable raises States.Runtime": (CHOICE, "test_not_does_not_hide_an_absent_variable"),
+    "A Choice with no rule true and no Default fails with States.NoChoiceMatched": (
+        ERRORS,
+        "test_choice_without_a_match_or_default_fails_with_no_choice_matched",
+    ),
     "A path in InputPath, Parameters or ResultSelector that selects nothing raises States.Runtime": (
         PATHS,
         "test_path_that_selects_nothing_fails_the_execution",
@@ -233,6 +237,23 @@ def test_not_does_not_hide_an_absent_variable(account: Account):
 
     assert result.status == "FAILED"
     assert failed_event(result)["error"] == "States.Runtime"
+
+
+def test_choice_without_a_match_or_default_fails_with_no_choice_matched(account: Account):
+    """AWS: "States.NoChoiceMatched: A Choice state failed to find a match for the condition field
+    extracted from its input"."""
+    definition = {
+        "StartAt": "Decide",
+        "States": {
+            "Decide": {"Type": "Choice", "Choices": [{"Variable": "$.status", "StringEquals": "sent", "Next": "Done"}]},
+            "Done": {"Type": "Succeed"},
+        },
+    }
+
+    result = account.run(definition, {"status": "other"})
+
+    assert result.status == "FAILED"
+    assert failed_event(result)["error"] == "States.NoChoiceMatched"
 
 
 @pytest.mark.parametrize(

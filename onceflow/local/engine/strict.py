@@ -10,6 +10,9 @@ tests/engine/test_conformance.py citing the AWS page it follows.
   (moto evaluates it to false and takes Default); `IsPresent` is the one test of absence, and And/Or
   stop at the first rule that decides them, so `IsPresent` guards the rules after it.
   https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html
+- no_choice_matched: a Choice with no rule true and no Default fails with States.NoChoiceMatched
+  (moto raises a Python error, which becomes States.Runtime).
+  https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
 - execution_input: StartExecution refuses input that is not JSON text (`NaN`, `Infinity`, trailing
   text) with InvalidExecutionInput, and input over 256 KiB with ValidationException.
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
@@ -50,6 +53,7 @@ from moto.stepfunctions.parser.asl.component.state.choice.comparison.comparison_
     ComparisonVariable,
 )
 from moto.stepfunctions.parser.asl.component.state.choice.comparison.variable import NoSuchVariable
+from moto.stepfunctions.parser.asl.component.state.choice.state_choice import StateChoice
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_lambda
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service,
@@ -80,6 +84,8 @@ def moto_needs() -> list[Need]:
         need(ErrorEqualsDecl, "_eval_body", "env"),
         need(ComparisonVariable, "_eval_body", "env"),
         need(NoSuchVariable, "__init__", "path"),
+        need(StateChoice, "_eval_state", "env"),
+        need(StateChoice, "__init__"),
         need(StepFunctionResponse, "start_execution"),
         need(StepFunctionResponse, "describe_execution"),
         need(StepFunctionResponse, "stop_execution"),
@@ -108,6 +114,7 @@ def patches() -> list[Patch]:
     return [
         *uncatchable_errors(),
         *choice_absent_variable(),
+        *no_choice_matched(),
         *execution_input(),
         *payload_limits(),
         *execution_output(),
@@ -138,15 +145,14 @@ def uncatchable_errors() -> list[Patch]:
 # -- Choice ------------------------------------------------------------------------------------------
 
 
-def _runtime_failure(env: Any, cause: str) -> FailureEventException:
-    runtime = StatesErrorNameType.StatesRuntime
+def _failure(env: Any, error: StatesErrorNameType, cause: str) -> FailureEventException:
     return FailureEventException(
         failure_event=FailureEvent(
             env=env,
-            error_name=StatesErrorName(typ=runtime),
+            error_name=StatesErrorName(typ=error),
             event_type=HistoryEventType.ExecutionFailed,
             event_details=EventDetails(
-                executionFailedEventDetails=ExecutionFailedEventDetails(error=runtime.to_name(), cause=cause)
+                executionFailedEventDetails=ExecutionFailedEventDetails(error=error.to_name(), cause=cause)
             ),
         )
     )
@@ -162,12 +168,29 @@ def choice_absent_variable() -> list[Patch]:
             env.stack.pop()
             path = self.variable.string_sampler.literal_value
             # The cause AWS gives (moto prefixes the state and the event it was entered at).
-            raise _runtime_failure(
-                env, f"Invalid path '{path}': The choice state's condition path references an invalid value."
+            raise _failure(
+                env,
+                StatesErrorNameType.StatesRuntime,
+                f"Invalid path '{path}': The choice state's condition path references an invalid value.",
             )
         self.comparison_function.eval(env)
 
     return [(ComparisonVariable, "_eval_body", _eval_body)]
+
+
+def no_choice_matched() -> list[Patch]:
+    def _eval_state(self: StateChoice, env: Any) -> None:
+        if self.default_state is not None:
+            return original(self, env)
+        for rule in self.choices_decl.rules:
+            rule.eval(env)
+            if env.stack.pop() is True:
+                env.stack.append(rule.next_stmt.name)
+                return None
+        raise _failure(env, StatesErrorNameType.StatesNoChoiceMatched, "No Matches!")
+
+    original = StateChoice._eval_state
+    return [(StateChoice, "_eval_state", _eval_state)]
 
 
 # -- StartExecution input ----------------------------------------------------------------------------

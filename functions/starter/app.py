@@ -9,6 +9,7 @@ record and invocation only (per-thread context keys, not the Logger's shared one
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -58,7 +59,9 @@ def _dead_letter(delivery: Delivery, settings: Settings, reason: Reason, outcome
     return outcome
 
 
-def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Any) -> str:
+def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callable[[], float]) -> str:
+    if delivery.failure is not None:
+        raise delivery.failure
     if delivery.invalid is not None:
         return _dead_letter(delivery, settings, Reason.invalid(delivery.invalid), "dead_lettered")
     event = delivery.event
@@ -88,7 +91,7 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Any) -
     return handover.outcome
 
 
-def handle_record(delivery: Delivery, settings: Settings, remaining_seconds: Any) -> Handled:
+def handle_record(delivery: Delivery, settings: Settings, remaining_seconds: Callable[[], float]) -> Handled:
     """One record, in its own logging context: an outcome, or the error that reports it failed."""
     keys: dict[str, str] = {"message_id": delivery.message_id}
     if delivery.event_id:

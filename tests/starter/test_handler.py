@@ -364,3 +364,17 @@ def test_a_conflicting_payload_in_the_batch_of_a_redelivery_still_starts_its_exe
     assert results[execution_name("order-d", "d-conflict")].error == "Onceflow.DeadLettered"
     assert set(dead_letters(stack)) == {"d-conflict"}
     assert inbox.by_event_id() == {"order-d": 1}
+
+
+def test_a_record_the_parser_chokes_on_fails_alone(stack, starter, starter_logs):
+    """Not an InvalidMessage but an unexpected error (here a record without attributes of the
+    right type): that record is reported failed, the rest of the batch goes on."""
+    broken = {**sqs_record(order("order-b"), message_id="m-broken"), "attributes": ["not", "a", "dict"]}
+    good = sqs_record(order("order-g"), message_id="m-good")
+
+    response = starter.invoke(sqs_event(broken, good))
+
+    assert failed_ids(response) == ["m-broken"]
+    assert [e["name"] for e in executions(stack)] == [execution_name("order-g", "m-good")]
+    [failure] = records_logged(starter_logs, "Record failed; SQS will redeliver it")
+    assert failure["message_id"] == "m-broken"

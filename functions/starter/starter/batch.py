@@ -16,6 +16,7 @@ class Delivery:
     body: str
     event: PipelineEvent | None = None
     invalid: InvalidMessage | None = None
+    failure: Exception | None = None  # parsing failed unexpectedly: the record is reported failed
     already_sent: bool = False
 
     @property
@@ -42,4 +43,6 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
             deliveries.append(Delivery(message_id, body, event=parse_record(record, settings)))
         except InvalidMessage as invalid:
             deliveries.append(Delivery(message_id, body, invalid=invalid))
+        except Exception as failure:  # one record's surprise must not fail its whole batch
+            deliveries.append(Delivery(message_id, body, failure=failure))
     return deliveries

@@ -21,11 +21,16 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.engine import redrive_execution
 from onceflow.local.engine.retention import Retention
+from onceflow.local.event_source import SqsEventSource
+from onceflow.local.faults import sns_publish_failures
+from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import ExecutionResult, history, poll_until, wait_for
+from onceflow.ops.observe import NotificationInbox
 from tests.engine.harness import Account
+from tests.support import order, order_rows, state_rows
 
 TOPIC = "redrive-topic"
 TOPIC_ARN = f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{TOPIC}"
@@ -314,3 +319,40 @@ def test_unknown_execution_does_not_exist(account: Account) -> None:
     with pytest.raises(ClientError) as caught:
         account.sfn.redrive_execution(executionArn=arn)
     assert caught.value.response["Error"]["Code"] == "ExecutionDoesNotExist"
+
+
+# The pipeline itself: an operator stop while Publish waits to retry, then RedriveExecution.
+
+
+@pytest.fixture
+def pipeline_hold(embedded_aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> Iterator[RetryHold]:
+    hold = RetryHold()
+    monkeypatch.setattr(embedded_aws.clock, "sleep", hold.sleep)
+    yield hold
+    hold.released.set()
+
+
+def test_a_stopped_pipeline_execution_is_redriven_to_sent_without_writing_again(
+    stack: LocalStack, event_source: SqsEventSource, inbox: NotificationInbox, pipeline_hold: RetryHold
+) -> None:
+    sfn = stack.client("stepfunctions")
+    stack.client("sqs").send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-redriven")))
+    with sns_publish_failures(times=1) as outage:
+        event_source.run_until_empty()
+        assert pipeline_hold.reached.wait(10), "Publish did not reach its retry"
+        [running] = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+        sfn.stop_execution(executionArn=running["executionArn"], error="Operator.Stopped", cause="SNS incident")
+        pipeline_hold.released.set()
+        assert wait_for(sfn, running["executionArn"], timeout=30).status == "ABORTED"
+    assert outage.calls == 1
+    assert [row["status"] for row in state_rows(stack)] == ["pending"]
+
+    sfn.redrive_execution(executionArn=running["executionArn"])
+    result = wait_for(sfn, running["executionArn"], timeout=30)
+
+    assert result.status == "SUCCEEDED"
+    assert result.path.count("Record event and order") == 1  # the business row is not written again
+    assert result.path[-2:] == ["Publish notification", "Mark as sent"]
+    assert [row["status"] for row in state_rows(stack)] == ["sent"]
+    assert len(order_rows(stack)) == 1
+    assert inbox.by_event_id() == {"order-redriven": 1}

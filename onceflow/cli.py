@@ -126,6 +126,18 @@ def _local_only_environment() -> None:
     )
 
 
+def _cannot_listen(port: int) -> str | None:
+    """Why the loopback port cannot be bound, or None (the server would print and exit on its own)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            return error.strerror or str(error)
+    return None
+
+
 def _quiet_engine_logs() -> None:
     import logging
 
@@ -176,11 +188,11 @@ def start(
     from onceflow.local.stack import deploy
 
     _quiet_engine_logs()
-    try:
-        # A long run: only the most recent finished executions keep their histories (engine/retention.py).
-        aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
-    except OSError as error:
-        _fail(f"--port {port}: cannot listen there ({error.strerror}); is another `onceflow start` running?")
+    problem = _cannot_listen(port)
+    if problem:
+        _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
+    # A long run: only the most recent finished executions keep their histories (engine/retention.py).
+    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))

@@ -278,6 +278,38 @@ def test_client_commands_without_a_running_start_say_how_to_start_one(command: s
     )
 
 
+def test_with_aws_the_commands_use_the_default_credential_chain(started: Started, monkeypatch) -> None:
+    """`--aws --stack-name NAME`: boto3's own configuration decides where to go; pointed here at the
+    local endpoint through AWS_ENDPOINT_URL, as a user of a deployed stack would point at AWS."""
+    for name, value in {
+        "AWS_ENDPOINT_URL": started.endpoint,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    output = _invoke("status", "--aws", "--stack-name", "onceflow-local", "--last", "0")
+    assert "Stack onceflow-local on AWS (us-east-1)" in output
+    result = runner.invoke(app, ["status", "--aws", "--stack-name", "no-such-stack"])
+    assert result.exit_code == 1 and "stack 'no-such-stack' not found on AWS (us-east-1)" in result.output
+
+
+def test_start_on_a_port_in_use_says_so(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [str(CONSOLE_SCRIPT), "start", "--port", str(port)], capture_output=True, text=True, timeout=120
+        )
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"onceflow start: --port {port}: cannot listen there")
+
+
 def test_a_local_endpoint_never_uses_the_users_credentials(monkeypatch) -> None:
     for name, value in REAL_LOOKING_ENVIRONMENT.items():
         monkeypatch.setenv(name, value)

@@ -61,6 +61,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_start_execution_refuses_input_that_is_not_json",
     ),
     "StartExecution refuses input over 256 KiB": (START, "test_start_execution_refuses_input_over_256_kib"),
+    "StartExecution refuses a name with a forbidden character (InvalidName) or over 80 characters": (
+        START,
+        "test_start_execution_refuses_names_aws_refuses",
+    ),
     "A state's output, or a task's input after Parameters, over 256 KiB fails with States.DataLimitExceeded": (
         QUOTAS,
         "test_payload_over_256_kib_fails_with_data_limit_exceeded",
@@ -302,6 +306,30 @@ def test_start_execution_refuses_input_over_256_kib(account: Account):
 
     assert raised.value.response["Error"]["Code"] == "ValidationException"
     assert list_executions(account.sfn, arn) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("a" * 81, "ValidationException"),
+        ("order 1", "InvalidName"),
+        ("order\t1", "InvalidName"),
+        ("order[1]", "InvalidName"),
+        ("order:1", "InvalidName"),
+        ("order/1", "InvalidName"),
+        ("order#1", "InvalidName"),
+        ("order\u00851", "InvalidName"),
+    ],
+)
+def test_start_execution_refuses_names_aws_refuses(account: Account, name: str, code: str):
+    arn = account.state_machine(single_state({"Type": "Pass"}))
+
+    with pytest.raises(ClientError) as raised:
+        account.sfn.start_execution(stateMachineArn=arn, name=name, input="{}")
+
+    assert raised.value.response["Error"]["Code"] == code
+    assert list_executions(account.sfn, arn) == []
+    account.sfn.start_execution(stateMachineArn=arn, name="order-1_" + "a" * 72, input="{}")  # 80: fine
 
 
 @pytest.mark.parametrize(

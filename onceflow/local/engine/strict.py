@@ -14,7 +14,8 @@ tests/engine/test_conformance.py citing the AWS page it follows.
   (moto raises a Python error, which becomes States.Runtime).
   https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
 - execution_input: StartExecution refuses input that is not JSON text (`NaN`, `Infinity`, trailing
-  text) with InvalidExecutionInput, and input over 256 KiB with ValidationException.
+  text) with InvalidExecutionInput, input over 256 KiB with ValidationException, a name with a
+  character AWS forbids with InvalidName and one over 80 characters with ValidationException.
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
 - payload_limits: a task's input after Parameters over 256 KiB fails with States.DataLimitExceeded
   (moto checks only results and outputs), and exactly 256 KiB fits (moto refuses it).
@@ -34,7 +35,7 @@ from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.core.utils import utcnow
-from moto.stepfunctions.exceptions import InvalidExecutionInput, ValidationException
+from moto.stepfunctions.exceptions import InvalidExecutionInput, InvalidName, ValidationException
 from moto.stepfunctions.parser import quotas
 from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, ExecutionStatus, HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl import ErrorEqualsDecl
@@ -218,12 +219,32 @@ def invalid_execution_input(text: str) -> Exception | None:
     return None
 
 
+# "A name must not contain: white space, brackets < > { } [ ], wildcard characters ? *, special
+# characters " # % \ ^ | ~ ` $ & , ; : /, control characters (U+0000-001F, U+007F-009F)".
+_NAME_FORBIDDEN = frozenset(' <>{}[]?*"#%\\^|~`$&,;:/') | {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))}
+MAX_NAME_LENGTH = 80
+
+
+def invalid_execution_name(name: str) -> Exception | None:
+    """The error AWS gives StartExecution for this execution name, or None."""
+    if len(name) > MAX_NAME_LENGTH:
+        return ValidationException(
+            f"1 validation error detected: Value '{name}' at 'name' failed to satisfy constraint: "
+            f"Member must have length less than or equal to {MAX_NAME_LENGTH}"
+        )
+    if any(char in _NAME_FORBIDDEN or char.isspace() for char in name):
+        return InvalidName(f"Invalid Name: '{name}'")
+    return None
+
+
 def execution_input() -> list[Patch]:
     original = StepFunctionResponse.start_execution
 
     def start_execution(self: StepFunctionResponse) -> Any:
-        text = self._get_param("input")
-        error = invalid_execution_input(text) if text is not None else None
+        name, text = self._get_param("name"), self._get_param("input")
+        error = (invalid_execution_name(name) if name is not None else None) or (
+            invalid_execution_input(text) if text is not None else None
+        )
         if error is not None:
             raise error
         return original(self)

@@ -72,6 +72,25 @@ def started() -> Iterator[Started]:
         process.wait(timeout=20)
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored(monkeypatch) -> None:
+    """`demo` (in this process through the runner) makes the process wholly local; undo it after."""
+    for name in (
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+    ):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+
+
 def _invoke(*args: str) -> str:
     result = runner.invoke(app, list(args), env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output

@@ -335,12 +335,17 @@ def logs(
             f"{function!r}: the stack's outputs name log groups for {known}", param_hint="'--function'"
         )
     client = stack.client("logs")
+    printed = 0
     try:
         lines = follow_lines(client, group, event_id) if follow else iter(read_lines(client, group, event_id))
         for line in lines:
             typer.echo(line.render())
+            printed += 1
     except KeyboardInterrupt:
-        pass
+        return
+    if not printed:
+        wanted = f" for event_id {event_id}" if event_id else ""
+        typer.echo(f"no log lines in {group}{wanted} yet", err=True)
 
 
 @app.command()

@@ -192,6 +192,10 @@ def test_logs_are_in_cloudwatch_logs_and_filter_by_event_id(started: Started) ->
     # as CloudWatch Logs holds them: the stream named as Lambda names it, every record's line there
     streams = logs.describe_log_streams(logGroupName=group)["logStreams"]
     assert all(re.fullmatch(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}", s["logStreamName"]) for s in streams)
+    nothing = runner.invoke(app, ["logs", "--endpoint", started.endpoint, "--event-id", "order-that-never-was"])
+    assert nothing.exit_code == 0 and nothing.output.strip() == (
+        f"no log lines in {group} for event_id order-that-never-was yet"
+    )
     everything = _invoke("logs", "--endpoint", started.endpoint)
     assert all(any(f'"event_id":"{event_id}"' in line for line in everything.splitlines()) for event_id in ids)
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
+from onceflow.local.mocking import SFN_MOCK_CONFIG
 from onceflow.ops.executions import list_executions, wait_for
-from tests.engine.harness import Account, failed_event, single_state
+from tests.engine.harness import ROLE_ARN, Account, failed_event, single_state
 
 ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
 CHOICE = "https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html"
@@ -68,6 +69,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "A state's output, or a task's input after Parameters, over 256 KiB fails with States.DataLimitExceeded": (
         QUOTAS,
         "test_payload_over_256_kib_fails_with_data_limit_exceeded",
+    ),
+    "A task result over 256 KiB fails with States.DataLimitExceeded, even with ResultPath null": (
+        QUOTAS,
+        "test_task_result_over_256_kib_fails_uncaught",
     ),
     "A payload of exactly 256 KiB fits": (QUOTAS, "test_payload_of_exactly_256_kib_fits"),
     "DescribeExecution.output is the compact JSON text of the result (a string comes back quoted)": (
@@ -347,6 +352,40 @@ def test_payload_over_256_kib_fails_with_data_limit_exceeded(account: Account, s
     result = account.run(single_state(state), {"half": "x" * (130 * KIB)})
 
     assert result.status == "FAILED"
+    assert failed_event(result)["error"] == "States.DataLimitExceeded"
+
+
+def test_task_result_over_256_kib_fails_uncaught(account: Account, tmp_path, monkeypatch):
+    """ "The output of a task (connector)" is bound too, whatever ResultPath keeps of it; the result
+    comes from a mocked Lambda (Step Functions Local's mock configuration)."""
+    config = {
+        "StateMachines": {"BigResult": {"TestCases": {"Big": {"Call": "Big"}}}},
+        "MockedResponses": {"Big": {"0": {"Return": {"p": "x" * (LIMIT + 1)}}}},
+    }
+    (tmp_path / "MockConfigFile.json").write_text(json.dumps(config))
+    monkeypatch.setenv(SFN_MOCK_CONFIG, str(tmp_path / "MockConfigFile.json"))
+    definition = {
+        "StartAt": "Call",
+        "States": {
+            "Call": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": "big"},
+                "ResultPath": None,
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Handled"}],
+                "End": True,
+            },
+            "Handled": {"Type": "Succeed"},
+        },
+    }
+    arn = account.sfn.create_state_machine(name="BigResult", definition=json.dumps(definition), roleArn=ROLE_ARN)[
+        "stateMachineArn"
+    ]
+
+    result = wait_for(account.sfn, account.start(f"{arn}#Big", {}))
+
+    assert result.status == "FAILED"
+    assert "Handled" not in result.path
     assert failed_event(result)["error"] == "States.DataLimitExceeded"
 
 

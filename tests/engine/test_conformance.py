@@ -36,6 +36,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_retry_on_catch_alls_does_not_retry_a_runtime_error",
     ),
     "States.ALL in Catch does not catch States.Runtime": (ERRORS, "test_catch_all_does_not_catch_a_runtime_error"),
+    "Not even a Catch naming States.Runtime catches it (LocalStack's snapshot, recorded against AWS)": (
+        ERRORS,
+        "test_catch_naming_states_runtime_does_not_catch_it",
+    ),
     "States.ALL does not catch the terminal States.DataLimitExceeded": (
         ERRORS,
         "test_catch_all_does_not_catch_data_limit_exceeded",
@@ -154,6 +158,35 @@ def test_catch_all_does_not_catch_a_runtime_error(account: Account):
     assert result.status == "FAILED"
     assert "Handled" not in result.path
     assert failed_event(result)["error"] == "States.Runtime"
+
+
+def test_catch_naming_states_runtime_does_not_catch_it(account: Account):
+    """LocalStack's `test_catch_states_runtime` snapshot, recorded against AWS: an OutputPath that
+    selects nothing under `Catch: [States.Runtime]` ends in ExecutionFailed, right after the task
+    succeeded."""
+    definition = {
+        "StartAt": "RaiseRuntime",
+        "States": {
+            "RaiseRuntime": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::aws-sdk:sqs:listQueues",
+                "Parameters": {},
+                "OutputPath": "$.no.such.result.path",
+                "Catch": [{"ErrorEquals": ["States.Runtime"], "Next": "CaughtRuntime"}],
+                "Next": "Final",
+            },
+            "CaughtRuntime": {"Type": "Pass", "End": True},
+            "Final": {"Type": "Pass", "End": True},
+        },
+    }
+
+    result = account.run(definition, {})
+
+    assert result.status == "FAILED"
+    assert [e["type"] for e in result.history][-2:] == ["TaskSucceeded", "ExecutionFailed"]
+    details = failed_event(result)
+    assert details["error"] == "States.Runtime"
+    assert "Invalid path '$.no.such.result.path'" in details["cause"]
 
 
 def test_catch_all_does_not_catch_data_limit_exceeded(account: Account):

@@ -24,11 +24,12 @@ ENGINE_MODULES = (
     "onceflow.local.embedded",
     "onceflow.local.engine.speedups",
     "onceflow.local.engine.strict",
-    "onceflow.local.mocking.moto_engine",
+    "onceflow.local.engine.retention",
+    "onceflow.local.engine.transact_get",
     "onceflow.local.engine.test_state",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
-    "onceflow.local.engine.sync_execution",
+    "onceflow.local.mocking.moto_engine",
 )
 
 

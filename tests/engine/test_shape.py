@@ -62,3 +62,17 @@ def test_devtools_that_patch_moto_use_the_same_check():
 
     assert [n.missing() for n in hooks.moto_needs() if n.missing()] == []
     hooks.check_moto_shape()
+
+
+def test_every_module_with_patches_of_its_own_is_checked():
+    """A patch whose replacement is defined in onceflow belongs to a module the shape check covers."""
+    import threading
+
+    from onceflow.local import engine
+
+    defined_in = {
+        getattr(replacement, "__module__", "") for _, _, replacement in engine.patches(request_lock=threading.RLock())
+    }
+    ours = {name for name in defined_in if name.startswith("onceflow.")}
+    assert ours, "the engine applies patches of its own"
+    assert ours <= set(ENGINE_MODULES), f"not in shape.ENGINE_MODULES: {sorted(ours - set(ENGINE_MODULES))}"

@@ -74,10 +74,10 @@ class LocalPipeline:
         )
 
     def run_schedule_if_anything_ended(self) -> None:
-        """The reconciler's schedule, fast-forwarded to now. A run after which no execution ended
-        would find only what the last run already claimed, so it is left out (the demo and the
-        fault schedules also call `schedule.run()` outright when they recover)."""
-        if self.safety_net.ended_seen != self._ended_at_last_schedule:
+        """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
+        which no execution ended would find only what that run already claimed, so it is left out;
+        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not."""
+        if self.schedule.last_run_failed or self.safety_net.ended_seen != self._ended_at_last_schedule:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
 

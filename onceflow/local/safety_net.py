@@ -283,14 +283,17 @@ class ScheduledRuns:
         self.stack = stack
         self.invoker = invoker or AsyncInvoker(stack, {})
         self.runs = 0
+        self.last_run_failed = False  # some function failed on every attempt (its event is on its DLQ)
 
     def run(self, at: datetime | None = None) -> int:
         """One scheduled invocation of every scheduled function, due `at` (now); returns how many."""
         functions = self.stack.scheduled_functions
+        failed = False
         for function in functions:
             arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{function.name}"
-            self.invoker.invoke(arn, scheduled_event(at))
+            failed |= not self.invoker.invoke(arn, scheduled_event(at))
         self.runs += 1
+        self.last_run_failed = failed
         return len(functions)
 
 

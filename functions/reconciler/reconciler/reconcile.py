@@ -90,7 +90,8 @@ class Reconciler:
                 raise
             return  # Express: no ListExecutions; SQS redelivery keeps R1 there, the pending sweep still counts
         if self.outcome.complete:
-            self.claims.save_checkpoint(self.now)
+            # Never past the clock: a late-delivered schedule's time is earlier, which is only safer.
+            self.claims.save_checkpoint(min(self.now, int(time.time())))
 
     def _sweep_pending_events(self) -> None:
         cutoff = self.now - self.settings.pending_threshold_seconds

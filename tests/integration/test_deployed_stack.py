@@ -107,11 +107,12 @@ def test_a_stopped_execution_reaches_the_dlq_through_the_safety_net_and_redrive_
 
     def caught(message: dict) -> bool:
         letter = read_dead_letter(message, sfn)
-        return letter.source == "safety-net" and letter.execution_arn == arn
+        return letter.source == "reconciler" and letter.execution_arn == arn
 
-    # EventBridge delivers at least once: a duplicate dead letter is possible, and harmless.
-    dead = eventually(lambda: deployed.dead_letters(caught), 120, "the safety net's dead letter")
-    assert {json.loads(m["Body"])["detail"]["status"] for m in dead} == {"ABORTED"}
+    # The reconciler: on the status change event, or at its 5-minute sweep if the event is lost.
+    dead = eventually(lambda: deployed.dead_letters(caught), 420, "the safety net's dead letter")
+    assert {m["Body"] for m in dead} == {body}  # the original SQS body
+    assert {m["MessageAttributes"]["error"]["StringValue"] for m in dead} == {"Onceflow.IntegrationTest"}
 
     report = redrive(
         sqs, deployed.outputs["DeadLetterQueueUrl"], deployed.outputs["SourceQueueUrl"], False, None, sfn=sfn

@@ -49,7 +49,11 @@ def _record_without_condition(states: dict) -> None:
         ("no safety net", "stop after Record", "state record 'pending'"),
         ("status events lost and no reconciler schedule", "stop after Record", "state record 'pending'"),
         ("pending taken for sent", "time out after Record", "never notified"),
-        ("Record without its conditions", "redelivery, resend, conflict, poison", "R2 database written exactly once: order-0: recorded"),
+        (
+            "Record without its conditions",
+            "redelivery, resend, conflict, poison",
+            "R2 database written exactly once: order-0: recorded",
+        ),
     ],
 )
 def test_a_broken_guarantee_is_reported(embedded_aws, monkeypatch, broken: str, example: str, expected: str) -> None:

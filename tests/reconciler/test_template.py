@@ -63,6 +63,9 @@ def test_the_stuck_pending_alarm_reads_the_reconcilers_metric_and_alarms_when_it
     assert (alarm["Namespace"], alarm["MetricName"]) == ("Onceflow", "EventsPendingTooLong")
     assert f'name="{alarm["MetricName"]}"' in APP  # the name the reconciler emits
     assert alarm["TreatMissingData"] == "breaching"  # no count: the reconciler is not running
+    schedule = RESOURCES["ReconcilerFunction"]["Properties"]["Events"]["Sweep"]["Properties"]["Schedule"]
+    minutes = int(re.fullmatch(r"rate\((\d+) minutes\)", schedule).group(1))
+    assert alarm["Period"] >= 2 * minutes * 60  # every period holds a run: missing data is a real signal
     threshold = RESOURCES["ReconcilerFunction"]["Properties"]["Environment"]["Variables"]["PENDING_THRESHOLD_SECONDS"]
     assert threshold == {"Ref": "StuckPendingAlarmSeconds"}
 

@@ -62,7 +62,12 @@ def test_queues_tables_and_topic_follow_the_translated_template(deploy_by_api):
         "Attributes"
     ]["QueueArn"]
     declared = resources["SourceQueue"]["Properties"]
-    assert int(source["VisibilityTimeout"]) == declared["VisibilityTimeout"] == stack.event_source.visibility_timeout
+    visibility = declared["VisibilityTimeout"]
+    if isinstance(visibility, dict):  # {"Fn::If": ["IsExpress", <EXPRESS>, <STANDARD>]}; deployed as STANDARD
+        condition, _, standard = visibility["Fn::If"]
+        assert condition == "IsExpress"
+        visibility = standard
+    assert int(source["VisibilityTimeout"]) == visibility == stack.event_source.visibility_timeout
     assert json.loads(source["RedrivePolicy"]) == {
         "deadLetterTargetArn": dead_letter_arn,
         "maxReceiveCount": max_receive_count,

@@ -128,6 +128,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument(
+        "--moto-sizes", type=int, nargs="+", help="sizes for the moto mode (default --sizes; it is 6x slower)"
+    )
     parser.add_argument("--duplicates", type=float, default=0.3)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--history-budget", type=int, default=MODES["onceflow"][1])
@@ -140,12 +143,12 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in _load())}")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in _load())}; commit {_commit()}")
     header = f"{'mode':<10}{'events':>7}{'msgs':>6}{'execs':>6}{'wall s':>8}{'CPU s':>8}{'ev/s':>7}{'ev/CPU-s':>9}{'CPU ms/ex':>10}{'RSS MB':>7}"
     print(header)
     results: dict[tuple[str, int], dict[str, Any]] = {}
     for mode in args.modes:
-        for size in args.sizes:
+        for size in args.moto_sizes if mode == "moto" and args.moto_sizes else args.sizes:
             r = run_in_fresh_interpreter(mode, size, args)
             results[(mode, size)] = r
             print(
@@ -172,6 +175,13 @@ def main() -> None:
                 f"{mode}: {large['events']}-event rate is {ratio:.2f}x the {small['events']}-event one per CPU second "
                 f"({large['events_per_second'] / small['events_per_second']:.2f}x per wall second)"
             )
+
+
+def _commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+    )
+    return done.stdout.strip() or "unknown"
 
 
 def _load() -> tuple[float, ...]:

@@ -128,6 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--before-sizes", type=int, nargs="+", help="sizes for the before mode (default --sizes)")
     parser.add_argument(
         "--moto-sizes", type=int, nargs="+", help="sizes for the moto mode (default --sizes; it is 6x slower)"
     )
@@ -148,7 +149,7 @@ def main() -> None:
     print(header)
     results: dict[tuple[str, int], dict[str, Any]] = {}
     for mode in args.modes:
-        for size in args.moto_sizes if mode == "moto" and args.moto_sizes else args.sizes:
+        for size in {"moto": args.moto_sizes, "before": args.before_sizes}.get(mode) or args.sizes:
             r = run_in_fresh_interpreter(mode, size, args)
             results[(mode, size)] = r
             print(

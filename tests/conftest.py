@@ -99,24 +99,42 @@ def _deployed() -> dict[str, _Deployment]:
     return {}
 
 
-def fresh_stack(embedded: EmbeddedAws, deployed: dict[str, _Deployment], key: str = "default") -> LocalStack:
-    """The stack as just deployed: restored from the session's deployment, or deployed (once per reset)."""
+def fresh_stack(
+    embedded: EmbeddedAws, deployed: dict[str, _Deployment], key: str = "default", mode: str = "STANDARD"
+) -> LocalStack:
+    """The stack as just deployed: restored from the session's deployment, or deployed (once per reset).
+    Another mode is another deployment (the engine is reset for it): parametrise `mode` with
+    scope="module" so a module's tests run mode by mode."""
+    key = key if mode == "STANDARD" else f"{key}:{mode}"
     deployment = deployed.get(key)
     if deployment is not None and deployment.generation == embedded.generation:
         deployment.baseline.restore(embedded.lock)
         embedded.clock.reset()
         return deployment.stack
     embedded.reset()
-    local_stack = deploy(embedded.endpoint_url)
+    local_stack = deploy(embedded.endpoint_url, parameter_overrides=mode_parameters(mode))
     deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
     return local_stack
 
 
+def mode_parameters(mode: str) -> dict[str, str] | None:
+    return None if mode == "STANDARD" else {"StateMachineType": mode}
+
+
 @pytest.fixture
-def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None) -> Iterator[LocalStack]:
+def mode() -> str:
+    """The template's StateMachineType; a test runs in both with
+    `@pytest.mark.parametrize("mode", ["STANDARD", "EXPRESS"], scope="module")`."""
+    return "STANDARD"
+
+
+@pytest.fixture
+def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None, mode: str) -> Iterator[LocalStack]:
     if endpoints is not None:
         # No reset on an external endpoint: every test gets its own names, and deletes what it made.
-        deployment = deploy_external(endpoints, stack_name=f"onceflow-{uuid.uuid4().hex[:10]}")
+        deployment = deploy_external(
+            endpoints, stack_name=f"onceflow-{uuid.uuid4().hex[:10]}", parameter_overrides=mode_parameters(mode)
+        )
         try:
             yield deployment.stack
         finally:
@@ -125,7 +143,7 @@ def stack(request: pytest.FixtureRequest, endpoints: Endpoints | None) -> Iterat
         return
     # Looked up here, not declared: a test that uses `stack` runs on any endpoint.
     embedded = request.getfixturevalue("embedded_aws")
-    local_stack = fresh_stack(embedded, request.getfixturevalue("_deployed"))
+    local_stack = fresh_stack(embedded, request.getfixturevalue("_deployed"), mode=mode)
     yield local_stack
     stop_running(local_stack.client("stepfunctions"), [local_stack.state_machine_arn])
 

@@ -124,3 +124,20 @@ def test_the_cost_command_reports_a_bad_mix_in_one_line():
     assert result.exit_code == 2
     [line] = [line for line in result.output.splitlines() if line.strip()]
     assert "unknown path 'resent'" in line
+
+
+def test_express_is_measured_from_its_own_synchronous_executions(embedded_aws):
+    """EXPRESS bills $1.00 per million requests plus GB-seconds (https://aws.amazon.com/step-functions/pricing/):
+    the execution counted and its states (for the duration) come from the Express run itself, not
+    from STANDARD's history, which AWS would not have (GetExecutionHistory is Standard-only)."""
+    from onceflow.devtools.cost.run import _express_runs_synchronously
+
+    bench = Bench(embedded_aws, TEMPLATE_PATH, {"StateMachineType": "EXPRESS"})
+    bench.fresh()
+    measured = NEW_EVENT.run(bench)
+
+    [execution] = measured.executions
+    assert ":express:" in execution.arn and execution.status == "SUCCEEDED"
+    assert execution.path == ["Record event and order", "Publish notification", "Mark as sent"]
+    assert "StartSyncExecution" in {call.action for call in measured.calls_by("starter")}
+    assert _express_runs_synchronously({"new": measured}) is None, "not modelled from STANDARD"

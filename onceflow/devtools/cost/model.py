@@ -4,7 +4,9 @@ Per delivery of a path:
 - Step Functions: STANDARD bills each state entered and each retry (from the history); EXPRESS
   bills one request per execution plus its duration, rounded up to 100 ms, at 64 MB chunks.
   An Express execution's duration is the stated latency of each task call it made, a small
-  overhead per state entered, and the Retry/Wait delays it asked for (recorded by the engine).
+  overhead per state entered, and the Retry/Wait delays it asked for (recorded by the engine);
+  the executions are the EXPRESS run's own (measure.py). StartSyncExecution's billingDetails are
+  not used: on the embedded engine they time local calls with Retry delays scaled to 0.
 - DynamoDB: the read and write units of every call made (recorder.py, units.py), on-demand.
 - SNS: every publish, per 64 KB chunk. SQS: the producer's send, the DLQ sends made by the
   starter or the workflow (per 64 KB chunk), and the event source's receive and delete, one of

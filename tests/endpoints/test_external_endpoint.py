@@ -84,6 +84,8 @@ def _leftovers(url: str) -> list[str]:
     ]
 
 
+# Slow on purpose (about 20 s): it runs a slice of the suite in a second pytest against a second moto
+# server, which is what proves the suite's claim to run against Step Functions Local or LocalStack.
 def test_the_suite_runs_against_an_external_endpoint(external_url, tmp_path):
     run = _run_suite(external_url, tmp_path / "report.xml")
     output = run.stdout[-6000:] + run.stderr[-2000:]

@@ -6,6 +6,8 @@ orders, concurrent copies, redeliveries of handled records, conflicting payloads
 processes them, sometimes followed by an operator's recovery.
 Three events at most (order-0..order-2) keep a schedule cheap and make collisions on an id likely.
 Lists shrink by dropping phases and steps, numbers towards 0, so a shrunk schedule is short.
+`express=True` draws what has a meaning on EXPRESS: no lost status change events (Express emits
+none), interrupts that time out (StopExecution is Standard-only).
 """
 
 from __future__ import annotations
@@ -35,13 +37,19 @@ events = st.integers(min_value=0, max_value=2)
 sends = st.builds(Send, event=events, copies=st.integers(min_value=1, max_value=3))
 redeliveries = st.builds(Redeliver, pick=st.integers(min_value=0, max_value=20))
 starter_crashes = st.builds(CrashStarter, after_starts=st.integers(min_value=0, max_value=4))
-# times: None is an outage for the window's steps; 1-5 is within the Publish retries, above is beyond them.
-windows = st.builds(
-    Open,
-    fault=st.sampled_from(FAULTS),
-    times=st.none() | st.integers(min_value=1, max_value=10),
-    steps=st.integers(min_value=1, max_value=3),
-)
+EXPRESS_FAULTS = tuple(fault for fault in FAULTS if fault != "status_events_lost")
+
+
+def windows(express: bool = False) -> st.SearchStrategy[Open]:
+    """times: None is an outage for the window's steps; 1-5 is within the Publish retries, above is beyond them."""
+    return st.builds(
+        Open,
+        fault=st.sampled_from(EXPRESS_FAULTS if express else FAULTS),
+        times=st.none() | st.integers(min_value=1, max_value=10),
+        steps=st.integers(min_value=1, max_value=3),
+    )
+
+
 # DynamoDB TTL runs: every sent record expires (a later resend takes "Already done, record expired").
 expiries = st.just(Expire())
 conflicts = st.builds(SendConflict, event=events)
@@ -51,7 +59,7 @@ deliveries: st.SearchStrategy[Step] = st.one_of(sends, sends, redeliveries, conf
 
 
 @st.composite
-def phases(draw: st.DrawFn) -> list[Step]:
+def phases(draw: st.DrawFn, express: bool = False) -> list[Step]:
     """Deliveries, with crashes and windows armed for them, then processing (and maybe recovery).
 
     Interrupts aim at an event delivered in the phase, so most of them fire.
@@ -62,14 +70,14 @@ def phases(draw: st.DrawFn) -> list[Step]:
         Interrupt,
         event=st.sampled_from(targets),
         state=st.sampled_from(INTERRUPTIBLE_STATES),
-        how=st.sampled_from(["stop", "timeout"]),
+        how=st.just("timeout") if express else st.sampled_from(["stop", "timeout"]),
     )
-    armed = draw(st.lists(st.one_of(interrupts, windows, starter_crashes, expiries), max_size=2))
+    armed = draw(st.lists(st.one_of(interrupts, windows(express), starter_crashes, expiries), max_size=2))
     ending = draw(st.sampled_from([(Process(),), (Process(), Recover())]))
     return [*armed, *delivered, *ending]
 
 
-def schedules(max_phases: int = MAX_PHASES) -> st.SearchStrategy[Schedule]:
-    return st.lists(phases(), min_size=1, max_size=max_phases).map(
+def schedules(max_phases: int = MAX_PHASES, express: bool = False) -> st.SearchStrategy[Schedule]:
+    return st.lists(phases(express), min_size=1, max_size=max_phases).map(
         lambda found: Schedule(tuple(step for phase in found for step in phase))
     )

@@ -1,12 +1,16 @@
 """Property: whatever the interleaving of deliveries, crashes and failure windows, after recovery
 every event is written exactly once, notified at least once, marked sent, and nothing is lost.
 
-CI runs a fixed seed and ONCEFLOW_SCHEDULE_EXAMPLES generated schedules (default below) plus the
-explicit examples, one per crash boundary and fault kind, and the explicit examples again with
-every status change event lost (AWS delivers them best effort: the reconciler's sweep must be
-enough): more than 200 schedules in all. A long run is one command:
+CI runs a fixed seed and, on each state machine type, generated schedules plus explicit examples:
+STANDARD ONCEFLOW_SCHEDULE_EXAMPLES generated (default below), the explicit examples (one per
+crash boundary and fault kind) and the explicit examples again with every status change event
+lost (AWS delivers them best effort: the reconciler's sweep must be enough); EXPRESS
+ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES generated and its own explicit examples, where the Standard-only
+faults are replaced by Express ones (a synchronous execution that times out, the starter dying
+while it waits, StartSyncExecution throttled): more than 200 schedules in all, split between the
+modes rather than doubled. A long run is one command:
 
-    ONCEFLOW_SCHEDULE_EXAMPLES=500 .venv/bin/python -m pytest tests/properties
+    ONCEFLOW_SCHEDULE_EXAMPLES=500 ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES=300 .venv/bin/python -m pytest tests/properties
 
 (ONCEFLOW_SCHEDULE_SEED explores other schedules.) A failing schedule is shrunk by hypothesis and
 saved as JSON in tests/properties/regressions/, which test_regressions.py replays every run.
@@ -41,7 +45,8 @@ from tests.properties import saved_schedules
 from tests.properties.strategies import schedules
 from tests.properties.tally import TALLY
 
-EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "175"))
+EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "115"))
+EXPRESS_EXAMPLES = int(os.environ.get("ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES", "45"))
 SEED = int(os.environ.get("ONCEFLOW_SCHEDULE_SEED", "20251129"))
 # moto warns that the injected SQS error code (onceflow.local.faults) is not in its error shapes.
 INJECTED_SQS_ERROR = "ignore:Exception\\(SQSException\\) with code InternalError"
@@ -105,11 +110,57 @@ EXPLICIT = {
 }
 _EXPLICIT_SCHEDULES = set(EXPLICIT.values())
 
+# EXPRESS: StopExecution and status change events do not exist there; the starter waits on each
+# execution, so its own faults come while it waits (https://docs.aws.amazon.com/step-functions/latest/dg/choosing-workflow-type.html).
+EXPRESS_EXPLICIT = {
+    **{
+        f"times out {boundary.replace('_', ' ')}": _stopped_at(boundary, how="timeout", copies=copies)
+        for boundary, copies in (
+            ("before_record", 1),
+            ("after_record", 1),
+            ("after_publish_before_mark_sent", 1),
+            ("before_lookup", 2),
+        )
+    },
+    "times out on the way to the DLQ": Schedule(
+        (Open("sns_publish", None, 1), Send(0), Interrupt(0, BOUNDARIES["before_dead_letter"], "timeout"), Process())
+    ),
+    "starter dies waiting on the first execution": Schedule((Send(0), Send(1), CrashStarter(0), Process())),
+    "starter dies waiting mid-batch": Schedule((Send(0, copies=2), Send(1), CrashStarter(1), Process())),
+    "starter dies after the executions, before ack": Schedule((Send(0), Send(1), CrashStarter(10), Process())),
+    "StartSyncExecution throttled within the starter's retries": Schedule(
+        (Open("start_execution", 2, 1), Send(0), Process())
+    ),
+    "StartSyncExecution throttled for a while": Schedule(
+        (Open("start_execution", None, 2), Send(0), Process(), Send(1), Process(), Recover())
+    ),
+    "redelivery, resend, conflict, poison": EXPLICIT["redelivery, resend, conflict, poison"],
+    "SNS windows within and beyond retries": EXPLICIT["SNS windows within and beyond retries"],
+    "DynamoDB throttling and conflicts": EXPLICIT["DynamoDB throttling and conflicts"],
+    "TTL expiry, then a resend": EXPLICIT["TTL expiry, then a resend"],
+}
+_EXPRESS_EXPLICIT_SCHEDULES = set(EXPRESS_EXPLICIT.values())
+EXPRESS = RunOptions(mode="EXPRESS")
 
-def _with_examples(test):
-    for schedule in EXPLICIT.values():
+
+def _with_examples(test, explicit=EXPLICIT):
+    for schedule in explicit.values():
         test = example(schedule=schedule)(test)
     return test
+
+
+def _with_examples_express(test):
+    return _with_examples(test, EXPRESS_EXPLICIT)
+
+
+def _check(outcome: ScheduleOutcome, schedule: Schedule, explicit: bool, label: str) -> None:
+    note(f"{outcome.summary()}\nstats: {outcome.stats}")
+    if outcome.violations and not explicit and current_build_context().is_final:
+        path = saved_schedules.save(schedule, outcome.violations, f"test_schedules.py, {label}seed {SEED}")
+        note(f"saved as {path.name}")
+    assert outcome.passed, "\n".join(outcome.violations)
+    if explicit:
+        _assert_its_faults_happened(schedule, outcome)
 
 
 @pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -128,13 +179,27 @@ def test_every_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -
     explicit = schedule in _EXPLICIT_SCHEDULES
     outcome = run_schedule(embedded_aws, schedule)
     TALLY.add("explicit" if explicit else "generated", outcome)
-    note(f"{outcome.summary()}\nstats: {outcome.stats}")
-    if outcome.violations and not explicit and current_build_context().is_final:
-        path = saved_schedules.save(schedule, outcome.violations, f"test_schedules.py, seed {SEED}")
-        note(f"saved as {path.name}")
-    assert outcome.passed, "\n".join(outcome.violations)
-    if explicit:
-        _assert_its_faults_happened(schedule, outcome)
+    _check(outcome, schedule, explicit, "")
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.filterwarnings(INJECTED_SQS_ERROR)
+@pytest.mark.timeout(120 + 30 * EXPRESS_EXAMPLES)
+@seed(SEED)
+@settings(
+    max_examples=EXPRESS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+@given(schedule=schedules(express=True))
+@_with_examples_express
+def test_every_express_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -> None:
+    """R1 holds on EXPRESS because SQS redelivers whatever the starter did not acknowledge."""
+    explicit = schedule in _EXPRESS_EXPLICIT_SCHEDULES
+    outcome = run_schedule(embedded_aws, schedule, EXPRESS)
+    TALLY.add("EXPRESS explicit" if explicit else "EXPRESS generated", outcome)
+    _check(outcome, schedule, explicit, "EXPRESS, ")
 
 
 def _assert_its_faults_happened(schedule: Schedule, outcome: ScheduleOutcome) -> None:
@@ -167,9 +232,17 @@ def test_the_ttl_example_resends_on_the_expired_path(embedded_aws) -> None:
     assert outcome.report.executions_by_path.get(PATH_EXPIRED) == 1
 
 
-def test_the_explicit_examples_cover_every_boundary() -> None:
+@pytest.mark.parametrize(("explicit", "hows"), [(EXPLICIT, {"stop", "timeout"}), (EXPRESS_EXPLICIT, {"timeout"})])
+def test_the_explicit_examples_cover_every_boundary(explicit, hows) -> None:
     interrupted = {
-        (s.state, s.how) for schedule in EXPLICIT.values() for s in schedule.steps if isinstance(s, Interrupt)
+        (s.state, s.how) for schedule in explicit.values() for s in schedule.steps if isinstance(s, Interrupt)
     }
     assert {state for state, _ in interrupted} == set(BOUNDARIES.values())
-    assert {how for _, how in interrupted} == {"stop", "timeout"}
+    assert {how for _, how in interrupted} == hows
+
+
+def test_the_express_examples_have_no_standard_only_fault() -> None:
+    steps = [step for schedule in EXPRESS_EXPLICIT.values() for step in schedule.steps]
+    assert not any(isinstance(step, Open) and step.fault == "status_events_lost" for step in steps)
+    assert {step.fault for step in steps if isinstance(step, Open)} >= {"start_execution", "sns_publish"}
+    assert any(isinstance(step, CrashStarter) for step in steps)

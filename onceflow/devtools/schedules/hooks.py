@@ -13,14 +13,21 @@
     quick nor deterministic; this takes the same transition at a chosen state.
   The call is made from the execution's thread, which holds no request lock, so it cannot block
   the embedded AWS. Each armed interrupt fires once.
+
+EXPRESS (the starter waits on StartSyncExecution): StopExecution is Standard-only
+(https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html), so an
+interrupt always times the execution out (the StartSyncExecution response says TIMED_OUT); an
+armed crash that comes before a record's execution kills the starter while it waits on it: the
+execution was started and runs to its end on its own, as AWS runs it after its caller is gone.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -50,6 +57,8 @@ class StarterCrashes:
     armed: list[int] = field(default_factory=list)
     crashed_before_start: int = 0  # crashes before some record of the batch reached StartExecution
     crashed_after_start: int = 0  # crashes after every record was handed over, before the ack
+    # EXPRESS: executions left running by a starter that died while waiting on them.
+    orphans: list[threading.Thread] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _invocation: threading.local = field(default_factory=threading.local)  # StartExecutions left, per thread
 
@@ -82,24 +91,66 @@ class StarterCrashes:
 
         return invoke_and_maybe_crash
 
+    def _count_start(self) -> bool:
+        """Whether this invocation may hand over one more record (False: it dies now)."""
+        left = getattr(self._invocation, "starts_left", None)
+        if left is None:
+            return True
+        if left <= 0:
+            return False
+        self._invocation.starts_left = left - 1
+        return True
+
+    def _orphan(self, run: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        def run_to_its_end() -> None:
+            with suppress(Exception):  # nobody is left to hear the answer
+                run(*args, **kwargs)
+
+        thread = threading.Thread(target=run_to_its_end, name="orphaned-sync-execution", daemon=True)
+        with self._lock:
+            self.orphans.append(thread)
+        thread.start()
+
+    def join_orphans(self, timeout: float) -> int:
+        """Wait for the executions dead starters left running; returns how many are still running."""
+        with self._lock:
+            orphans, self.orphans = self.orphans, []
+        for thread in orphans:
+            thread.join(timeout)
+        still = [thread for thread in orphans if thread.is_alive()]
+        with self._lock:
+            self.orphans.extend(still)
+        return len(still)
+
     @contextmanager
     def counting_starts(self, starter_module: ModuleType) -> Iterator[None]:
-        """Let an armed crash fire before the StartExecution that would exceed its count."""
+        """Let an armed crash fire before the StartExecution that would exceed its count (EXPRESS:
+        while the starter waits on that StartSyncExecution)."""
         original: Callable[..., Any] = starter_module.start_execution
+        original_sync: Callable[..., Any] = starter_module.run_sync_execution
+        sync_module = sys.modules[original_sync.__module__]
+        original_sleep = sync_module.sleep
 
         def start_execution(*args: Any, **kwargs: Any) -> Any:
-            left = getattr(self._invocation, "starts_left", None)
-            if left is not None:
-                if left <= 0:
-                    raise StarterKilled("starter died before StartExecution")
-                self._invocation.starts_left = left - 1
+            if not self._count_start():
+                raise StarterKilled("starter died before StartExecution")
             return original(*args, **kwargs)
 
+        def run_sync_execution(*args: Any, **kwargs: Any) -> Any:
+            if not self._count_start():
+                self._orphan(original_sync, *args, **kwargs)
+                raise StarterKilled("starter died while waiting on StartSyncExecution")
+            return original_sync(*args, **kwargs)
+
         starter_module.start_execution = start_execution
+        starter_module.run_sync_execution = run_sync_execution
+        sync_module.sleep = lambda seconds: None  # the starter's throttling backoff: no real sleep in a run
         try:
             yield
         finally:
             starter_module.start_execution = original
+            starter_module.run_sync_execution = original_sync
+            sync_module.sleep = original_sleep
 
 
 @dataclass(frozen=True)
@@ -139,8 +190,9 @@ def check_moto_shape() -> None:
 class ExecutionInterrupts:
     """Stop or time out the next execution of an event that enters a state (armed, one-shot)."""
 
-    def __init__(self, sfn: Any):
+    def __init__(self, sfn: Any, express: bool = False):
         self._sfn = sfn
+        self._express = express
         self._armed: list[tuple[str, str, How]] = []
         self._lock = threading.Lock()
         self.fired: list[Fired] = []
@@ -170,6 +222,8 @@ class ExecutionInterrupts:
         how = self._take(found, state)
         if how is None:
             return
+        if self._express:
+            how = "timeout"
         if how == "stop":
             self._sfn.stop_execution(
                 executionArn=arn, error=STOP_ERROR, cause=f"stopped by an operator on entering {state!r}"

@@ -20,6 +20,12 @@ made again, which forgets its executions), which leaves the same state as a fres
 fraction of moto CloudFormation's cost. A test that swaps `deploy` (a deliberately broken
 pipeline) always gets a fresh one.
 
+`RunOptions.mode` deploys the template's StateMachineType: on EXPRESS the starter waits on
+StartSyncExecution, interrupts time executions out, a crash may leave an execution running with
+no caller (hooks.py), the start window throttles StartSyncExecution (windows.py), and status change
+events are not part of the run (Express emits none for the safety net to lose). Express executions
+are not listed (Standard-only, as on AWS), so the evidence is the tables, queues and notifications.
+
 Every wait is bounded (`process_timeout`). The outcome carries the violations found (see
 invariants.py) and what the run did, for the test's and the benchmark's reports.
 """
@@ -80,6 +86,11 @@ class RunOptions:
     concurrency: int = 1
     # Share of status change events lost for the whole run, recovery included (1.0: every one).
     status_events_lost: float = 0.0
+    mode: str = "STANDARD"  # the template's StateMachineType
+
+    @property
+    def express(self) -> bool:
+        return self.mode == "EXPRESS"
 
 
 @dataclass
@@ -144,7 +155,7 @@ class _Run:
     def __init__(self, aws: EmbeddedAws, options: RunOptions):
         self.aws = aws
         self.options = options
-        self.stack = _fresh_stack(aws)
+        self.stack = _fresh_stack(aws, options.mode)
         self.crashes = StarterCrashes()
         loss = StatusEventLoss(fraction=options.status_events_lost) if options.status_events_lost else None
         self.pipeline = LocalPipeline(
@@ -152,8 +163,8 @@ class _Run:
         )
         self.pipeline.event_source.time_scale = 0.0
         self.sfn = self.stack.client("stepfunctions")
-        self.interrupts = ExecutionInterrupts(self.stack.client("stepfunctions"))
-        self.windows = FaultWindows(self.stack.dead_letter_queue_url, self.pipeline.safety_net)
+        self.interrupts = ExecutionInterrupts(self.stack.client("stepfunctions"), express=options.express)
+        self.windows = FaultWindows(self.stack.dead_letter_queue_url, self.pipeline.safety_net, options.express)
         self.safety_net = CountingSafetyNet(self.pipeline.safety_net)
         self.pipeline.safety_net = self.safety_net  # type: ignore[assignment]
         self.ttl = TtlClock(self.stack.client("dynamodb"))
@@ -178,6 +189,9 @@ class _Run:
 
     def process(self) -> None:
         self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
+        if self.crashes.orphans:  # EXPRESS: what a dead starter left running ends, then its effects are handled
+            self.wait_until_no_execution_runs()
+            self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
 
     def redeliver(self, pick: int) -> None:
         handled = self.pipeline.event_source.acknowledged_records
@@ -191,9 +205,13 @@ class _Run:
         # Let what the redelivery started finish while this step's failure windows are open.
         self.wait_until_no_execution_runs()
 
+    def running_executions(self) -> int:
+        return self.pipeline.running_executions() + self.crashes.join_orphans(timeout=0)
+
     def wait_until_no_execution_runs(self) -> None:
         deadline = time.monotonic() + self.options.process_timeout
-        while running := self.pipeline.running_executions():
+        self.crashes.join_orphans(timeout=self.options.process_timeout)
+        while running := self.running_executions():
             if time.monotonic() > deadline:
                 raise ExecutionTimeout(f"{running} executions still running after {self.options.process_timeout}s")
             time.sleep(0.01)
@@ -283,7 +301,7 @@ class _Run:
 
     def evidence(self, converged: bool) -> Evidence:
         dynamodb, sqs = self.stack.client("dynamodb"), self.stack.client("sqs")
-        running = self.pipeline.running_executions()
+        running = self.running_executions()
         executions = self.pipeline.executions() if not running else []
         self.stats.executions_by_status.update(e.status for e in executions)
         live = scan(dynamodb, self.stack.processed_events_table)
@@ -307,22 +325,27 @@ class _Reusable:
     stack_id: str  # CloudFormation's: a reset and a new deploy under the same name give another
 
 
-_REUSABLE: dict[str, _Reusable] = {}
+_REUSABLE: dict[tuple[str, str], _Reusable] = {}
 
 
-def _fresh_stack(aws: EmbeddedAws) -> LocalStack:
+def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD") -> LocalStack:
     """An empty stack from template.yaml: the last one emptied, or a new deploy on a reset endpoint."""
     reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
-    kept = _REUSABLE.pop(aws.endpoint_url, None)
+    key = (aws.endpoint_url, mode)
+    kept = _REUSABLE.pop(key, None)
     if reusable and kept is not None and _still_deployed(kept) and _empty(kept.stack):
         aws.clock.reset()
         stack = kept.stack
     else:
         aws.reset()
-        stack = deploy(aws.endpoint_url)
+        stack = (
+            deploy(aws.endpoint_url)
+            if mode == "STANDARD"
+            else deploy(aws.endpoint_url, parameter_overrides={"StateMachineType": mode})
+        )
     if reusable:
         described = stack.client("cloudformation").describe_stacks(StackName=stack.stack_name)["Stacks"][0]
-        _REUSABLE[aws.endpoint_url] = _Reusable(stack, described["StackId"])
+        _REUSABLE[key] = _Reusable(stack, described["StackId"])
     return stack
 
 

@@ -3,6 +3,9 @@
 Faults patch moto backend methods and restore them on exit, so two windows on the same method must
 nest. A window opened while another one on the same method is open closes that one first. Lost
 status change events are no patch: the window gives the emulated safety net a StatusEventLoss.
+
+EXPRESS: the "start_execution" window throttles StartSyncExecution (ThrottlingException, which the
+starter retries a few times, then reports the record failed so SQS redelivers it).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from onceflow.devtools.schedules.model import Open
 from onceflow.local import faults
+from onceflow.local.engine import sync_execution
 from onceflow.local.safety_net import SafetyNet, StatusEventLoss
 
 
@@ -43,8 +47,24 @@ class StatusEventsLost(AbstractContextManager["StatusEventsLost"]):
         self.open = False
 
 
-def _fault(spec: Open, dead_letter_queue_name: str, net: SafetyNet) -> tuple[str, AbstractContextManager[Any]]:
+def _sync_execution_throttled(times: int | None) -> AbstractContextManager[faults.Fault]:
+    from moto.core.exceptions import AWSError
+
+    return faults.inject(
+        sync_execution,  # type: ignore[arg-type]  # a module function: the request handler looks it up there
+        "start",
+        lambda: AWSError("Injected fault: rate exceeded", exception_type="ThrottlingException"),
+        times=times,
+        name="stepfunctions.start_sync_execution:ThrottlingException",
+    )
+
+
+def _fault(
+    spec: Open, dead_letter_queue_name: str, net: SafetyNet, express: bool = False
+) -> tuple[str, AbstractContextManager[Any]]:
     """The method a window patches (its target) and the fault's context manager."""
+    if spec.fault == "start_execution" and express:
+        return "stepfunctions.start_sync_execution", _sync_execution_throttled(spec.times)
     if spec.fault == "status_events_lost":
         return "safety-net.loss", StatusEventsLost(net, spec.times)
     if spec.fault == "sns_publish":
@@ -72,7 +92,8 @@ class _OpenWindow:
 
 
 class FaultWindows:
-    def __init__(self, dead_letter_queue_url: str, safety_net: SafetyNet):
+    def __init__(self, dead_letter_queue_url: str, safety_net: SafetyNet, express: bool = False):
+        self._express = express
         self._dead_letter_queue_name = dead_letter_queue_url.rstrip("/").rsplit("/", 1)[-1]
         self._safety_net = safety_net
         self._open: list[_OpenWindow] = []
@@ -80,7 +101,7 @@ class FaultWindows:
         self.opened: Counter[str] = Counter()
 
     def open(self, spec: Open) -> None:
-        target, manager = _fault(spec, self._dead_letter_queue_name, self._safety_net)
+        target, manager = _fault(spec, self._dead_letter_queue_name, self._safety_net, self._express)
         for window in [w for w in self._open if w.target == target]:
             self._close(window)
         fault = manager.__enter__()

@@ -17,6 +17,7 @@ from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report
+from onceflow.local.safety_net import StatusEventLoss
 from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import drain, scan
@@ -142,6 +143,24 @@ def _expectations(bodies: list[str]) -> list[Expectation]:
     return expectations
 
 
+STOPPED_AFTER_RECORD = 3
+
+
+def _orders_in(chunk: list[str], count: int) -> list[str]:
+    """The first `count` distinct order ids of a chunk (poison has none)."""
+    found: list[str] = []
+    for body in chunk:
+        try:
+            order_id = json.loads(body).get("order_id")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(order_id, str) and order_id and order_id not in found:
+            found.append(order_id)
+        if len(found) == count:
+            break
+    return found
+
+
 def redrive_transient(pipeline: LocalPipeline) -> int:
     """Move dead letters that a retry can fix back to the source queue (what an operator does)."""
     from onceflow.ops.redrive import redrive
@@ -195,7 +214,16 @@ def run_demo(
         aws.reset()
     stack = deploy(aws.endpoint_url, parameter_overrides=_mode_parameters(options.mode))
     _check_mode(stack, options.mode)
-    pipeline = LocalPipeline(aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap)
+    # Every status change event lost (AWS delivers them best effort; Express sends none): the
+    # executions stopped after Record below reach the DLQ only through the reconciler's sweep.
+    loss = StatusEventLoss(fraction=1.0, seed=options.seed) if options.mode == "STANDARD" else None
+    pipeline = LocalPipeline(
+        aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap, status_event_loss=loss
+    )
+    # Imported here: the fault schedules' package imports this module.
+    from onceflow.devtools.schedules.hooks import ExecutionInterrupts
+
+    interrupts = ExecutionInterrupts(stack.client("stepfunctions"))
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
     chunks, bodies, redeliveries = _schedule(options, rng)
     total = len(bodies)
@@ -206,7 +234,7 @@ def run_demo(
 
     outage_from, outage_to = 2, 3  # chunks during which SNS is down for longer than Publish retries
     redelivery_budget = redeliveries
-    with ExitStack() as outage:
+    with ExitStack() as outage, interrupts.installed():
         for index, chunk in enumerate(chunks):
             with ExitStack() as chunk_faults:
                 if index == 1:
@@ -215,6 +243,9 @@ def run_demo(
                     outage.enter_context(_counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)"))
                 if index == outage_to + 1:
                     outage.close()
+                if index == 4 and loss is not None:
+                    for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
+                        interrupts.arm(event_id, "Publish notification", "stop")
                 if index == 5:
                     chunk_faults.enter_context(
                         _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
@@ -234,6 +265,9 @@ def run_demo(
                 log.add("redeliveries reported failed", len(response["batchItemFailures"]))
                 redelivery_budget -= take
         pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+    if loss is not None:
+        log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
+        log.add("status change events lost", loss.lost)
 
     moved = redrive_transient(pipeline)
     log.add("dead letters redriven after the outage", moved)

@@ -34,3 +34,27 @@ _NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 def string_attribute(value: str) -> dict[str, str]:
     """An SQS String attribute; characters SQS would refuse become U+FFFD, and empty becomes "-"."""
     return {"DataType": "String", "StringValue": _NOT_SQS_TEXT.sub("\ufffd", value) or "-"}
+
+
+def reason_attributes(
+    *,
+    error: str,
+    cause: str,
+    source: str,
+    field: str | None = None,
+    rule: str | None = None,
+    source_message_id: str | None = None,
+    event_id: str | None = None,
+    execution_arn: str | None = None,
+) -> dict[str, dict[str, str]]:
+    """The message attributes of a dead letter: the three every writer gives, then those it knows."""
+    optional = {
+        FIELD: field,
+        RULE: rule,
+        SOURCE_MESSAGE_ID: source_message_id,
+        EVENT_ID: event_id,
+        EXECUTION_ARN: execution_arn,
+    }
+    attributes = {ERROR: string_attribute(error), CAUSE: string_attribute(cause), SOURCE: string_attribute(source)}
+    attributes.update({name: string_attribute(value) for name, value in optional.items() if value is not None})
+    return attributes

@@ -32,14 +32,12 @@ def body_of(execution: EndedExecution) -> str:
 
 
 def send(sqs: Any, queue_url: str, execution: EndedExecution, reason: Reason) -> str:
-    attributes = {
-        dead_letters.ERROR: dead_letters.string_attribute(reason.error),
-        dead_letters.CAUSE: dead_letters.string_attribute(reason.cause[:MAX_CAUSE_CHARACTERS]),
-        dead_letters.SOURCE: dead_letters.string_attribute(dead_letters.FROM_RECONCILER),
-        dead_letters.EXECUTION_ARN: dead_letters.string_attribute(execution.execution_arn),
-    }
-    event_id = event_id_of(execution.input)
-    if event_id:
-        attributes[dead_letters.EVENT_ID] = dead_letters.string_attribute(event_id)
+    attributes = dead_letters.reason_attributes(
+        error=reason.error,
+        cause=reason.cause[:MAX_CAUSE_CHARACTERS],
+        source=dead_letters.FROM_RECONCILER,
+        execution_arn=execution.execution_arn,
+        event_id=event_id_of(execution.input) or None,
+    )
     response = sqs.send_message(QueueUrl=queue_url, MessageBody=body_of(execution), MessageAttributes=attributes)
     return str(response["MessageId"])

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from onceflow_common import dead_letters
-from onceflow_common.dead_letters import string_attribute
 from starter.executions import ExecutionRejected
 from starter.messages import InvalidMessage
 
@@ -37,17 +36,15 @@ class Reason:
 
 
 def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
-    attributes = {
-        dead_letters.ERROR: string_attribute(reason.error),
-        dead_letters.CAUSE: string_attribute(reason.cause),
-        dead_letters.FIELD: string_attribute(reason.field),
-        dead_letters.RULE: string_attribute(reason.rule),
-        dead_letters.SOURCE: string_attribute(dead_letters.FROM_STARTER),
-        dead_letters.SOURCE_MESSAGE_ID: string_attribute(reason.message_id),
-    }
-    if reason.event_id:
-        attributes[dead_letters.EVENT_ID] = string_attribute(reason.event_id)
-    return attributes
+    return dead_letters.reason_attributes(
+        error=reason.error,
+        cause=reason.cause,
+        source=dead_letters.FROM_STARTER,
+        field=reason.field,
+        rule=reason.rule,
+        source_message_id=reason.message_id,
+        event_id=reason.event_id or None,
+    )
 
 
 def send_to_dead_letter_queue(sqs: Any, queue_url: str, body: str, reason: Reason) -> str:

@@ -180,6 +180,9 @@ def start(
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
+    problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
+    if problem:
+        _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
     from onceflow.local.engine.retention import LONG_RUN_HISTORY_BUDGET
@@ -188,9 +191,6 @@ def start(
     from onceflow.local.stack import deploy
 
     _quiet_engine_logs()
-    problem = _cannot_listen(port)
-    if problem:
-        _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
     aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
     try:

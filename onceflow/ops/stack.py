@@ -7,7 +7,9 @@ imports neither moto nor the SAM translator, so the client commands stay fast.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import boto3
@@ -45,16 +47,25 @@ class Target:
 
     def client(self, service: str) -> Any:
         if self.endpoint_url is not None:
-            return _local_session().client(
-                service,
-                endpoint_url=self.endpoint_url,
-                region_name=self.region or LOCAL_REGION,
-                config=_LOCAL_CONFIG,
-                **LOCAL_CREDENTIALS,
-            )
+            return _local_client(self.endpoint_url, self.region or LOCAL_REGION, service)
         return boto3.client(service, region_name=self.region, config=_AWS_CONFIG)
 
 
+# Creating a client loads botocore's endpoint data and the service model (tens of ms each); a local
+# endpoint's clients are made once per process and shared (botocore clients are thread-safe, the
+# session that makes them is not: hence the lock).
+_CLIENT_CREATION = threading.Lock()
+
+
+@cache
+def _local_client(endpoint_url: str, region: str, service: str) -> Any:
+    with _CLIENT_CREATION:
+        return _local_session().client(
+            service, endpoint_url=endpoint_url, region_name=region, config=_LOCAL_CONFIG, **LOCAL_CREDENTIALS
+        )
+
+
+@cache
 def _local_session() -> boto3.session.Session:
     """A session that ignores AWS_PROFILE (the profile may not even exist where the user is)."""
     ignore_profile = {"profile": (None, None, None, None)}  # not read from AWS_PROFILE / AWS_DEFAULT_PROFILE

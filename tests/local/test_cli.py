@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -346,10 +345,10 @@ def test_a_local_endpoint_never_uses_the_users_credentials(monkeypatch) -> None:
     "args",
     [["send", "--count", "2"], ["status"], ["trace", "--out", "{tmp}/t.html"], ["redrive", "--dry-run"], ["logs"]],
 )
-def test_client_commands_import_neither_moto_nor_the_translator_and_use_under_a_second_of_cpu(
+def test_client_commands_import_boto3_but_neither_moto_nor_the_translator_nor_powertools(
     started: Started, args: list[str], tmp_path: Path
 ) -> None:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """What keeps them quick; their CPU is measured in benchmarks/cli_cpu.py."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "onceflow", *[a.format(tmp=tmp_path) for a in args]],
         capture_output=True,
@@ -357,13 +356,10 @@ def test_client_commands_import_neither_moto_nor_the_translator_and_use_under_a_
         timeout=60,
         env={**os.environ, "ONCEFLOW_ENDPOINT": started.endpoint},
     )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert result.returncode == 0, result.stderr[-2000:]
     imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
     assert "boto3" in imported
     assert not imported & {"moto", "samtranslator", "aws_lambda_powertools"}
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    assert cpu < 1.0, f"{' '.join(args)} used {cpu:.2f} s of CPU"
 
 
 def test_demo_command_passes_and_writes_report_and_trace(tmp_path: Path, embedded_aws):

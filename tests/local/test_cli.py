@@ -27,6 +27,9 @@ runner = CliRunner()
 CONSOLE_SCRIPT = Path(sys.executable).with_name("onceflow")
 # What a user's shell might carry; the local commands must not use any of it.
 REAL_LOOKING_ENVIRONMENT = {"AWS_PROFILE": "prod-admin", "AWS_ACCESS_KEY_ID": "AKIAREALLOOKING"}
+# `onceflow start` handles the queue, the schedule and the logs once per round of this length: looking
+# more often finds nothing new and only costs `start` the reads.
+START_ROUND = 0.2
 
 
 @dataclass
@@ -101,7 +104,7 @@ def _wait_until_sent(stack: StackResources, event_ids: set[str], timeout: float 
         states = [s for s in scan(stack.client("dynamodb"), stack.processed_events_table) if s["event_id"] in event_ids]
         return states if len(states) == len(event_ids) and all(s["status"] == "sent" for s in states) else None
 
-    return poll_until(all_sent, timeout, f"{len(event_ids)} events marked sent", interval=0.2)
+    return poll_until(all_sent, timeout, f"{len(event_ids)} events marked sent", interval=START_ROUND)
 
 
 def _sent_ids(output: str) -> tuple[str, set[str]]:
@@ -146,7 +149,7 @@ def test_send_uses_fresh_order_ids_each_run_and_reuses_them_on_request(started: 
         )["Attributes"]
         return attributes == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
 
-    poll_until(drained, 60, "the resent orders handled")
+    poll_until(drained, 60, "the resent orders handled", interval=START_ROUND)
     # the same orders with the same payloads: already sent, not a payload conflict
     after = {s["event_id"]: s for s in _wait_until_sent(started.stack, first)}
     assert {i: after[i]["payload_hash"] for i in first} == {i: recorded[i]["payload_hash"] for i in first}
@@ -166,7 +169,7 @@ def test_status_counts_lists_executions_in_time_order_with_paths_and_reads_the_d
         output = _invoke("status", "--endpoint", started.endpoint, "--last", "100")
         return output if "starter: Onceflow.InvalidMessage" in output else None
 
-    status = poll_until(shows_the_dead_letter, 30, "the poison message in status")
+    status = poll_until(shows_the_dead_letter, 30, "the poison message in status", interval=START_ROUND)
     assert re.search(r"events +│ \d+ recorded: \d+ sent", status)
     assert "dead-letter queue │ 1 waiting" in status
     rows = [line for line in status.splitlines() if "order-" in line and "SUCCEEDED" in line]
@@ -181,7 +184,7 @@ def test_logs_are_in_cloudwatch_logs_and_filter_by_event_id(started: Started) ->
     wanted = sorted(ids)[1]
     group = started.stack.outputs["StarterLogGroupName"]
     logs = started.stack.client("logs")
-    poll_until(lambda: read_lines(logs, group, wanted), 30, f"log lines of {wanted}")
+    poll_until(lambda: read_lines(logs, group, wanted), 30, f"log lines of {wanted}", interval=START_ROUND)
 
     lines = [
         json.loads(line) for line in _invoke("logs", "--endpoint", started.endpoint, "--event-id", wanted).splitlines()
@@ -210,7 +213,7 @@ def test_each_function_logs_to_its_own_log_group(started: Started) -> None:
         output = _invoke("logs", "--endpoint", started.endpoint, "--function", "reconciler")
         return [json.loads(line) for line in output.splitlines() if line.startswith("{")] or None
 
-    reconciler = poll_until(reconciler_lines, 30, "the reconciler's log lines")
+    reconciler = poll_until(reconciler_lines, 30, "the reconciler's log lines", interval=START_ROUND)
     starter = [json.loads(line) for line in _invoke("logs", "--endpoint", started.endpoint).splitlines()]
     function = started.stack.outputs
     assert {line["function_name"] for line in reconciler if "function_name" in line} == {
@@ -229,7 +232,12 @@ def test_following_the_logs_yields_each_new_line_once(started: Started) -> None:
         if len(rounds) == 1:  # between the first and second read, more orders arrive
             _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "2"))
             _wait_until_sent(started.stack, ids)
-            poll_until(lambda: all(read_lines(logs, group, i) for i in ids), 30, "the new orders' log lines")
+            poll_until(
+                lambda: all(read_lines(logs, group, i) for i in ids),
+                30,
+                "the new orders' log lines",
+                interval=START_ROUND,
+            )
         return len(rounds) < 3
 
     followed = list(follow(logs, group, sleep=lambda _: None, keep_going=keep_going))
@@ -246,7 +254,10 @@ def test_trace_writes_the_page_and_redrive_skips_the_errors_named(started: Start
     poison.write_text("still not json")
     _invoke("send", "--endpoint", started.endpoint, "--file", str(poison))
     poll_until(
-        lambda: "Onceflow.InvalidMessage" in _invoke("status", "--endpoint", started.endpoint), 30, "a dead letter"
+        lambda: "Onceflow.InvalidMessage" in _invoke("status", "--endpoint", started.endpoint),
+        30,
+        "a dead letter",
+        interval=START_ROUND,
     )
 
     kept = _invoke("redrive", "--endpoint", started.endpoint, "--skip-error", "Onceflow.InvalidMessage")

@@ -31,7 +31,7 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import retention, shape
+from onceflow.local.engine import direct_transport, retention, shape
 from onceflow.local.engine import speedups as engine_speedups
 from onceflow.local.engine.shape import MotoShapeError, Need, need
 
@@ -203,6 +203,8 @@ class EmbeddedAws:
         )
         self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
         self._thread.start()
+        if engine_speedups.DIRECT_TRANSPORT in self.speedups:
+            direct_transport.serve(self.endpoint_url, self._app)
         # moto's backends are process-wide: a new endpoint starts from an empty account.
         self.reset()
         return self
@@ -226,6 +228,7 @@ class EmbeddedAws:
             self.retention.reset()
 
     def stop(self) -> None:
+        direct_transport.forget(self.endpoint_url)
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

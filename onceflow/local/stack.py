@@ -4,6 +4,7 @@ the real ASL file (substitutions resolved) for the state machine."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -93,14 +94,24 @@ class LocalStack:
         }
 
 
+_CLIENTS: dict[tuple[str, str], Any] = {}
+_CLIENTS_LOCK = threading.Lock()  # building clients on one boto3 session is not thread-safe
+
+
 def client(endpoint_url: str, service: str) -> Any:
-    return boto3.client(
-        service,
-        endpoint_url=endpoint_url,
-        region_name=REGION,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    """One client per endpoint and service, shared (boto3 clients are thread-safe; building one
+    costs about 10 ms of CPU, and the pipeline, the tests and the tools ask for many)."""
+    key = (endpoint_url, service)
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = boto3.client(
+                service,
+                endpoint_url=endpoint_url,
+                region_name=REGION,
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+            )
+        return _CLIENTS[key]
 
 
 def render_definition(definition_path: Path, substitutions: dict[str, str]) -> str:

@@ -14,10 +14,11 @@ were lost stay lost, and `RunOptions.status_events_lost` keeps losing them):
 3. the dead-letter queue is redriven, except poison and payload conflicts, which need a person;
 4. repeat 1-3 until a redrive moves nothing (at most `recovery_rounds` times).
 
-A stack deployed for an earlier schedule on the same endpoint is reused when nothing else has
-reset the endpoint since: its tables, queues and executions are emptied (the state machine is
-made again, which forgets its executions), which leaves the same state as a fresh deploy at a
-fraction of moto CloudFormation's cost. A test that swaps `deploy` (a deliberately broken
+A stack deployed for an earlier schedule on the same endpoint is reused when nothing has reset the
+endpoint since: it is brought back to just-deployed as the test suite does between tests
+(onceflow/local/engine/baseline.py: executions forgotten, items and messages dropped, what the
+run created removed), which leaves the same state as a fresh deploy at a fraction of moto
+CloudFormation's cost. A test that swaps `deploy` (a deliberately broken
 pipeline) always gets a fresh one.
 
 `RunOptions.mode` deploys the template's StateMachineType: on EXPRESS the starter waits on
@@ -39,8 +40,6 @@ from collections import Counter
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
 from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
@@ -65,7 +64,8 @@ from onceflow.devtools.schedules.model import (
 from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.local import stack as stack_module
 from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.local.engine.baseline import Baseline
 from onceflow.local.engine.ttl import TtlClock
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
@@ -322,18 +322,21 @@ class _Run:
 @dataclass(frozen=True)
 class _Reusable:
     stack: LocalStack
-    stack_id: str  # CloudFormation's: a reset and a new deploy under the same name give another
+    baseline: Baseline
+    generation: int  # EmbeddedAws.generation it was deployed in: a reset since forgot it
 
 
 _REUSABLE: dict[tuple[str, str], _Reusable] = {}
 
 
 def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD") -> LocalStack:
-    """An empty stack from template.yaml: the last one emptied, or a new deploy on a reset endpoint."""
+    """An empty stack from template.yaml: the last one brought back to just-deployed
+    (onceflow/local/engine/baseline.py), or a new deploy on a reset endpoint."""
     reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
     key = (aws.endpoint_url, mode)
     kept = _REUSABLE.pop(key, None)
-    if reusable and kept is not None and _still_deployed(kept) and _empty(kept.stack):
+    if reusable and kept is not None and kept.generation == aws.generation:
+        kept.baseline.restore(aws.lock)
         aws.clock.reset()
         stack = kept.stack
     else:
@@ -343,73 +346,10 @@ def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD") -> LocalStack:
             if mode == "STANDARD"
             else deploy(aws.endpoint_url, parameter_overrides={"StateMachineType": mode})
         )
+        kept = _Reusable(stack, Baseline.capture(aws.lock, ACCOUNT_ID, REGION), aws.generation)
     if reusable:
-        described = stack.client("cloudformation").describe_stacks(StackName=stack.stack_name)["Stacks"][0]
-        _REUSABLE[key] = _Reusable(stack, described["StackId"])
+        _REUSABLE[key] = kept
     return stack
-
-
-def _still_deployed(kept: _Reusable) -> bool:
-    cloudformation = kept.stack.client("cloudformation")
-    try:
-        described = cloudformation.describe_stacks(StackName=kept.stack.stack_name)["Stacks"][0]
-    except ClientError:
-        return False
-    return bool(described["StackId"] == kept.stack_id)
-
-
-def _empty(stack: LocalStack) -> bool:
-    """What a fresh deploy holds: no items, no messages, a state machine without executions.
-
-    False if that could not be reached (then the endpoint is reset instead)."""
-    sfn, dynamodb, sqs = stack.client("stepfunctions"), stack.client("dynamodb"), stack.client("sqs")
-    stop_running(sfn, [stack.state_machine_arn])
-    described = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
-    sfn.delete_state_machine(stateMachineArn=stack.state_machine_arn)
-    sfn.create_state_machine(
-        name=described["name"],
-        definition=described["definition"],
-        roleArn=described["roleArn"],
-        type=described["type"],
-    )
-    for table, keys in _key_names(dynamodb).items():
-        projection = {"ProjectionExpression": ", ".join(f"#k{i}" for i in range(len(keys)))}
-        names = {f"#k{i}": key for i, key in enumerate(keys)}
-        pages = dynamodb.get_paginator("scan").paginate(
-            TableName=table, ConsistentRead=True, ExpressionAttributeNames=names, **projection
-        )
-        found = [item for page in pages for item in page["Items"]]
-        for start in range(0, len(found), 25):
-            requests = [{"DeleteRequest": {"Key": key}} for key in found[start : start + 25]]
-            if dynamodb.batch_write_item(RequestItems={table: requests}).get("UnprocessedItems"):
-                return False
-    for queue_url in sqs.list_queues().get("QueueUrls", []):
-        counts = sqs.get_queue_attributes(
-            QueueUrl=queue_url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        if int(counts["ApproximateNumberOfMessagesNotVisible"]) or int(counts["ApproximateNumberOfMessagesDelayed"]):
-            return False  # a message in flight: only a reset empties that
-        if int(counts["ApproximateNumberOfMessages"]):
-            drain(sqs, queue_url)  # not PurgeQueue: SQS allows one per queue per minute
-    return True
-
-
-_KEYS: dict[tuple[str, ...], dict[str, list[str]]] = {}
-
-
-def _key_names(dynamodb: Any) -> dict[str, list[str]]:
-    """Each table's key attributes (asked once per set of tables: a deploy names them anew)."""
-    tables = tuple(dynamodb.list_tables()["TableNames"])
-    if tables not in _KEYS:
-        _KEYS[tables] = {
-            t: [k["AttributeName"] for k in dynamodb.describe_table(TableName=t)["Table"]["KeySchema"]] for t in tables
-        }
-    return _KEYS[tables]
 
 
 def run_schedule(aws: EmbeddedAws, schedule: Schedule, options: RunOptions | None = None) -> ScheduleOutcome:

@@ -23,6 +23,7 @@ PINNED_MOTO_VERSION = "5.2.5"
 ENGINE_MODULES = (
     "onceflow.local.embedded",
     "onceflow.local.engine.speedups",
+    "onceflow.local.engine.direct_transport",
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
     "onceflow.local.engine.transact_get",

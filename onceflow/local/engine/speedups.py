@@ -4,7 +4,7 @@ replacement) triples for EmbeddedAws to patch and restore; `moto_needs()` lists 
 relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before applying any.
 
 - parse_cache: parsed definitions are cached. moto re-parses the ASL (ANTLR) for every
-  execution; evaluation state lives in each execution's Environment, not in the parsed program,
+  execution and for every CreateStateMachine (to validate it); evaluation state lives in each execution's Environment, not in the parsed program,
   so one program serves every execution of a definition.
 - client_cache: service-integration clients are built once per region, service, port and role.
   moto builds a new boto3 client (~9 ms of CPU) for every task it runs.
@@ -24,6 +24,9 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   request to find the backend for the Host header; the list is read once here.
 - item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
   tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
+- direct_transport: boto3 calls from this process to the embedded endpoint are handed to its WSGI
+  application without a socket (direct_transport.py): the same application, lock and response,
+  without a TCP connection and a server thread per call.
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
@@ -51,9 +54,10 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task import creden
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 from moto.stepfunctions.parser.asl.utils import json_path
+from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.backend import execution_worker
 
-from onceflow.local.engine import baseline, retention
+from onceflow.local.engine import baseline, direct_transport, retention
 
 Patch = tuple[Any, str, Any]
 OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
@@ -65,6 +69,7 @@ JSONPATH_CACHE = "jsonpath_cache"
 SQS_FAST_PATHS = "sqs_fast_paths"
 DISPATCH_CACHE = "dispatch_cache"
 ITEM_ROLLBACK = "item_rollback"
+DIRECT_TRANSPORT = "direct_transport"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -73,6 +78,7 @@ NAMES = (
     SQS_FAST_PATHS,
     DISPATCH_CACHE,
     ITEM_ROLLBACK,
+    DIRECT_TRANSPORT,
 )
 
 INTEGRATION_MODULES = [
@@ -118,6 +124,7 @@ def moto_needs() -> list[Any]:
 
     return [
         need(execution_worker, "AmazonStateLanguageParser"),
+        need(sfn_parser_models, "AmazonStateLanguageParser"),
         need(AmazonStateLanguageParser, "parse"),
         need(sfn_boto_client, "boto_client_for", "region", "service", "state_credentials"),
         need(sfn_credentials, "StateCredentials"),
@@ -172,6 +179,8 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
         chosen += dispatch_cache()
     if ITEM_ROLLBACK in selected:
         chosen += item_level_rollback()
+    if DIRECT_TRANSPORT in selected:
+        chosen += direct_transport.patches()
     return chosen
 
 
@@ -194,7 +203,12 @@ class _CachedParser(AmazonStateLanguageParser):
 
 
 def parse_cache() -> list[Patch]:
-    return [(execution_worker, "AmazonStateLanguageParser", _CachedParser)]
+    # Executions parse their definition, and so does CreateStateMachine to validate it (a definition
+    # that does not parse raises, and is not cached).
+    return [
+        (execution_worker, "AmazonStateLanguageParser", _CachedParser),
+        (sfn_parser_models, "AmazonStateLanguageParser", _CachedParser),
+    ]
 
 
 # --- client_cache, in_process_integrations --------------------------------------------------------

@@ -1,7 +1,8 @@
 """The trace page in a real browser (headless Chromium): what its script draws, read from the DOM.
 
 Selecting an execution and clicking a state run the same functions as the page's deep link
-(`#execution=NAME&state=STATE`), which is how these tests drive them without a pointer.
+(`#execution=NAME&state=STATE`), which is how these tests drive them without a pointer. Each load
+is a new tab (a new document) in one Chromium the module shares (tests/trace/browser.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,7 +18,7 @@ import pytest
 
 from onceflow.devtools.trace import write_trace
 from onceflow.devtools.trace.render import STATUS_LEGEND
-from tests.trace.browser import chromium, dump_dom
+from tests.trace.browser import Browser, chromium
 from tests.trace.histories import History
 from tests.trace.many import DLQ, MARK, PUBLISH, RECORD, definition, executions
 from tests.trace.page_reader import read_html
@@ -49,6 +51,13 @@ def _outage() -> History:
 
 
 @pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for the module: each load is still a new tab, a new document."""
+    with Browser() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
 def page(tmp_path_factory) -> Path:
     results = [_retried_publish().result("retried-order-1"), _outage().result("outage-order-2"), *executions(30)]
     return write_trace(
@@ -56,8 +65,8 @@ def page(tmp_path_factory) -> Path:
     )
 
 
-def _open(page: Path, fragment: str = ""):
-    html, _ = dump_dom(page, fragment)
+def _open(browser: Browser, page: Path, fragment: str = ""):
+    html, _ = browser.dump_dom(page, fragment)
     dom = read_html(html)
     assert 'data-ready="true"' in html, "the page's script did not finish"
     return dom
@@ -67,8 +76,10 @@ def _state_classes(dom, name: str) -> set[str]:
     return set(dom.state(name)["class"].split())
 
 
-def test_clicking_a_state_shows_its_input_output_errors_and_retries_for_the_selected_execution(page: Path) -> None:
-    dom = _open(page, f"execution=retried-order-1&state={quote(PUBLISH)}")
+def test_clicking_a_state_shows_its_input_output_errors_and_retries_for_the_selected_execution(
+    browser: Browser, page: Path
+) -> None:
+    dom = _open(browser, page, f"execution=retried-order-1&state={quote(PUBLISH)}")
     assert dom.shown.attrs["data-name"] == "retried-order-1"
     [entry] = dom.entries
     assert entry["data-status"] == "retried"
@@ -79,14 +90,14 @@ def test_clicking_a_state_shows_its_input_output_errors_and_retries_for_the_sele
     assert "→ Mark as sent" in text
 
 
-def test_a_state_the_execution_did_not_enter_says_so(page: Path) -> None:
-    dom = _open(page, f"execution=retried-order-1&state={quote(DLQ)}")
+def test_a_state_the_execution_did_not_enter_says_so(browser: Browser, page: Path) -> None:
+    dom = _open(browser, page, f"execution=retried-order-1&state={quote(DLQ)}")
     assert dom.entries == []
     assert "Not entered by the selected execution (retried-order-1)." in "".join(dom.details_text)
 
 
-def test_states_on_the_selected_path_are_filled_by_status_with_a_legend_for_each(page: Path) -> None:
-    dom = _open(page)  # the selected execution: the outage, caught into the dead-letter path
+def test_states_on_the_selected_path_are_filled_by_status_with_a_legend_for_each(browser: Browser, page: Path) -> None:
+    dom = _open(browser, page)  # the selected execution: the outage, caught into the dead-letter path
     assert {"onpath", "st-succeeded"} <= _state_classes(dom, RECORD)
     assert {"onpath", "st-caught"} <= _state_classes(dom, PUBLISH)
     assert {"onpath", "st-failed"} <= _state_classes(dom, "Dead-lettered")
@@ -96,33 +107,33 @@ def test_states_on_the_selected_path_are_filled_by_status_with_a_legend_for_each
     for status, words in STATUS_LEGEND.items():
         assert f'<i class="swatch st-{status}"></i> {words}' in dom.html
 
-    other = _open(page, "execution=retried-order-1")
+    other = _open(browser, page, "execution=retried-order-1")
     assert {"onpath", "st-retried"} <= _state_classes(other, PUBLISH)
     assert {"onpath", "st-succeeded"} <= _state_classes(other, MARK)
     assert "onpath" not in _state_classes(other, "Dead-lettered")
 
 
-def test_the_list_filters_by_status_and_path_and_searches_name_or_event_id(page: Path) -> None:
-    data = _open(page).data["executions"]
+def test_the_list_filters_by_status_and_path_and_searches_name_or_event_id(browser: Browser, page: Path) -> None:
+    data = _open(browser, page).data["executions"]
     failed = [e["name"] for e in data if e["status"] == "FAILED"]
-    assert [row[1] for row in _open(page, "status=FAILED").row_cells] == failed
+    assert [row[1] for row in _open(browser, page, "status=FAILED").row_cells] == failed
 
     path = data[0]["path"]
     on_path = [e["name"] for e in data if e["path"] == path]
-    assert [row[1] for row in _open(page, f"path={path}").row_cells] == on_path
+    assert [row[1] for row in _open(browser, page, f"path={path}").row_cells] == on_path
 
     by_event = [e for e in data if e["event_id"] == "order-00007"]
-    assert [row[1] for row in _open(page, "q=order-00007").row_cells] == [e["name"] for e in by_event]
-    assert [row[1] for row in _open(page, "q=outage-order").row_cells] == ["outage-order-2"]
-    assert "No execution matches." in "".join(_open(page, "q=nothing-like-this").text)
+    assert [row[1] for row in _open(browser, page, "q=order-00007").row_cells] == [e["name"] for e in by_event]
+    assert [row[1] for row in _open(browser, page, "q=outage-order").row_cells] == ["outage-order-2"]
+    assert "No execution matches." in "".join(_open(browser, page, "q=nothing-like-this").text)
 
 
-def test_five_thousand_executions_open_quickly_in_a_small_page(tmp_path: Path) -> None:
+def test_five_thousand_executions_open_quickly_in_a_small_page(browser: Browser, tmp_path: Path) -> None:
     began = time.perf_counter()
     big = write_trace(definition(), executions(5000), tmp_path / "big.html")
     written = time.perf_counter() - began
     size = big.stat().st_size
-    html, opened = dump_dom(big, "status=FAILED", timeout=180)
+    html, opened = browser.dump_dom(big, "status=FAILED", timeout=180)
     dom = read_html(html)
     print(f"\n5,000 executions: page {size / 1e6:.1f} MB, written in {written:.2f} s, opened in {opened:.2f} s")
     assert size < 6_000_000

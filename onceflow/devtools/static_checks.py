@@ -18,6 +18,10 @@
 aws-sam-cli and checkov each pin their own boto3, so they live in their own virtualenvs,
 `.venv-sam` and `.venv-checkov` beside this project (`make venv-tools` or `.ci/run` makes them);
 otherwise they are looked for on PATH. Exit status: 0 when every selected check passes.
+
+`run_each` runs checks over several projects at once (the tests: the real files and copies broken
+on purpose) with one run of each tool, each project getting only its own findings: most of a
+tool's CPU is its start-up (checkov ~2.5 s, cfn-lint ~1 s, the SAM CLI ~1 s).
 """
 
 from __future__ import annotations
@@ -145,47 +149,140 @@ def find_tool(name: str, venv: str | None = None) -> Path:
     return Path(found)
 
 
-# --- the checks: each returns its output when the check passes, raises CheckFailed otherwise ---
+# --- the checks: each takes (check name, project) pairs and gives an Outcome per pair ---
+
+Outcome = str | CheckFailed
+"""What a check found in one project: its report when it passes, the CheckFailed when it does not."""
+
+Pairs = Sequence[tuple[str, Project]]
 
 _SAM_ENV = {"AWS_DEFAULT_REGION": REGION, "SAM_CLI_TELEMETRY": "0"}
+_SAM_ARGUMENTS = {"sam-validate": [], "sam-lint": ["--lint"]}
+SAM_IN_ONE_PROCESS = "ONCEFLOW_SAM_IN_ONE_PROCESS"
+"""Set to 0 to start one `sam` process per command line instead of one for all of them."""
+_SAM_DRIVER = Path(__file__).with_name("sam_in_one_process.py")
 
 
-def check_sam_validate(project: Project) -> str:
-    return _sam(project, [])
+def run_sam(pairs: Pairs) -> list[Outcome]:
+    """sam-validate (`sam validate`: the SAM translator) and sam-lint (`sam validate --lint`)."""
+    command_lines = [
+        (project.root, ["validate", *_SAM_ARGUMENTS[name], "--template-file", project.template.name])
+        for name, project in pairs
+    ]
+    outcomes: list[Outcome] = []
+    for code, stdout, stderr in sam_command_lines(find_tool("sam", ".venv-sam"), command_lines):
+        output = _combined(stdout, stderr)
+        outcomes.append(output if code == 0 else CheckFailed(output or f"sam validate exited {code}"))
+    return outcomes
 
 
-def check_sam_lint(project: Project) -> str:
-    return _sam(project, ["--lint"])
+def sam_command_lines(sam: Path, command_lines: Sequence[tuple[Path, list[str]]]) -> list[tuple[int, str, str]]:
+    """Exit status, standard output and standard error of each `sam` command line, run in its directory.
+
+    When `sam` is the entry script of a virtualenv (`.venv-sam`, pipx, Homebrew), its interpreter
+    runs them all in one process: the SAM CLI's start-up (~1 s of CPU) is paid once.
+    """
+    python = sam.resolve().parent / "python"
+    if os.environ.get(SAM_IN_ONE_PROCESS) == "0" or not python.is_file():
+        return [_run([sam, *args], cwd, _SAM_ENV) for cwd, args in command_lines]
+    jobs = [{"cwd": str(cwd), "args": args} for cwd, args in command_lines]
+    completed = subprocess.run(
+        [str(python), str(_SAM_DRIVER)],
+        input=json.dumps(jobs),
+        env={**os.environ, **_SAM_ENV},
+        capture_output=True,
+        text=True,
+        timeout=TOOL_TIMEOUT_SECONDS,
+        check=False,
+    )
+    try:
+        ran = json.loads(completed.stdout)
+    except ValueError as error:
+        problem = _combined(completed.stdout.strip(), completed.stderr.strip())
+        raise CheckFailed(f"{python} {_SAM_DRIVER.name} exited {completed.returncode}:\n{problem}") from error
+    return [(job["code"], job["stdout"].strip(), job["stderr"].strip()) for job in ran]
 
 
-def _sam(project: Project, extra: list[str]) -> str:
-    command = [find_tool("sam", ".venv-sam"), "validate", *extra, "--template-file", project.template.name]
-    code, stdout, stderr = _run(command, project.root, _SAM_ENV)
-    output = _combined(stdout, stderr)
-    if code != 0:
-        raise CheckFailed(output or f"sam validate exited {code}")
-    return output
+def run_cfn_lint(pairs: Pairs) -> list[Outcome]:
+    """cfn-lint once over every project's translated template; each project gets its own findings."""
+    outcomes: list[Outcome | None] = [None] * len(pairs)
+    translated: dict[int, Path] = {}
+    for index, (_, project) in enumerate(pairs):
+        try:
+            translated[index] = project.translated
+        except CheckFailed as failure:
+            outcomes[index] = failure
+    if translated:
+        cwd = pairs[0][1].root
+        command = [find_tool("cfn-lint"), "--format", "json", *(path.resolve() for path in translated.values())]
+        code, stdout, stderr = _run(command, cwd)
+        try:
+            matches = json.loads(stdout) if stdout else []
+        except ValueError as error:
+            raise CheckFailed(_combined(stdout, stderr) or f"cfn-lint exited {code}") from error
+        by_file: dict[Path, list[dict[str, Any]]] = {}
+        for match in matches:
+            by_file.setdefault((cwd / match["Filename"]).resolve(), []).append(match)
+        if code != 0 and not matches:
+            raise CheckFailed(_combined(stdout, stderr) or f"cfn-lint exited {code}")
+        for index, path in translated.items():
+            project = pairs[index][1]
+            found = by_file.get(path.resolve(), [])
+            report = "\n\n".join(_cfn_lint_finding(match, project.shown(path)) for match in found)
+            outcomes[index] = CheckFailed(_combined(report, stderr)) if found else f"{project.shown(path)}: no findings"
+    return [outcome if outcome is not None else CheckFailed("cfn-lint did not run") for outcome in outcomes]
 
 
-def check_cfn_lint(project: Project) -> str:
-    translated = project.translated
-    code, stdout, stderr = _run([find_tool("cfn-lint"), project.shown(translated)], project.root)
-    output = _combined(stdout, stderr)
-    if code != 0:
-        raise CheckFailed(output or f"cfn-lint exited {code}")
-    return f"{project.shown(translated)}: no findings"
+def _cfn_lint_finding(match: dict[str, Any], where: str) -> str:
+    """One finding as cfn-lint's own text format shows it: rule, message, then file:line:column."""
+    start = match.get("Location", {}).get("Start", {})
+    line, column = start.get("LineNumber", 0), start.get("ColumnNumber", 0)
+    return f"{match['Rule']['Id']} {match['Message']}\n{where}:{line}:{column}"
 
 
-def check_statelint(project: Project) -> str:
-    files = project.asl_files()
-    if not files:
+@dataclass
+class _AslFile:
+    """One ASL file of a project: its placeholders filled in for statelint, and what is wrong with it."""
+
+    path: Path
+    filled: Path
+    problems: list[str]
+
+
+def run_statelint(pairs: Pairs) -> list[Outcome]:
+    """statelint once over every project's ASL files, placeholders filled in; each file gets its own problems."""
+    prepared: list[list[_AslFile] | CheckFailed] = []
+    for _, project in pairs:
+        try:
+            prepared.append(_asl_files_filled_in(project))
+        except CheckFailed as failure:
+            prepared.append(failure)
+        except Exception as error:  # an unreadable file fails this project's check, with the reason
+            prepared.append(CheckFailed(f"{type(error).__name__}: {error}"))
+    files = [file for entry in prepared if not isinstance(entry, CheckFailed) for file in entry]
+    if files:
+        _add_statelint_problems(files, pairs[0][1].root)
+    outcomes: list[Outcome] = []
+    for (_, project), entry in zip(pairs, prepared, strict=True):
+        if isinstance(entry, CheckFailed):
+            outcomes.append(entry)
+            continue
+        report = "\n".join(
+            f"{project.shown(file.path)}: " + ("\n".join(file.problems) if file.problems else "valid") for file in entry
+        )
+        outcomes.append(CheckFailed(report) if any(file.problems for file in entry) else report)
+    return outcomes
+
+
+def _asl_files_filled_in(project: Project) -> list[_AslFile]:
+    paths = project.asl_files()
+    if not paths:
         raise CheckFailed(f"no statemachine/*.asl.json under {project.root}")
     substitutions = _definition_substitutions(project)
-    statelint = find_tool("statelint")
     out_dir = project.build_dir / "statelint"
     out_dir.mkdir(parents=True, exist_ok=True)
-    reports, failed = [], False
-    for path in files:
+    files = []
+    for path in paths:
         text = path.read_text()
         problems = [
             f"placeholder ${{{name}}} has no DefinitionSubstitutions entry in {project.template.name}"
@@ -194,14 +291,35 @@ def check_statelint(project: Project) -> str:
         ]
         filled = out_dir / path.name
         filled.write_text(_PLACEHOLDER.sub(lambda match: placeholder_value(match.group(1)), text))
-        code, stdout, stderr = _run([statelint, "--ignore=FLOAT", filled], project.root)
-        if code != 0:
-            problems.append(_combined(stdout, stderr) or f"statelint exited {code}")
-        failed = failed or bool(problems)
-        reports.append(f"{project.shown(path)}: " + ("\n".join(problems) if problems else "valid"))
-    if failed:
-        raise CheckFailed("\n".join(reports))
-    return "\n".join(reports)
+        files.append(_AslFile(path, filled, problems))
+    return files
+
+
+def _add_statelint_problems(files: list[_AslFile], cwd: Path) -> None:
+    """Run statelint over all the filled-in files; add its report for each file that has problems.
+
+    Given several files, statelint prints each one's path on a line of its own before its problems.
+    """
+    code, stdout, stderr = _run([find_tool("statelint"), "--ignore=FLOAT", *(file.filled for file in files)], cwd)
+    if code == 0:
+        return
+    if len(files) == 1:
+        files[0].problems.append(_combined(stdout, stderr) or f"statelint exited {code}")
+        return
+    by_path = {str(file.filled): file for file in files}
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in stdout.splitlines():
+        if line in by_path:
+            current = sections.setdefault(line, [])
+        elif current is not None:
+            current.append(line)
+    if not sections:  # statelint failed without naming a file: every file gets what it said
+        for file in files:
+            file.problems.append(_combined(stdout, stderr) or f"statelint exited {code}")
+        return
+    for path, lines in sections.items():
+        by_path[path].problems.append(_combined("\n".join(lines), stderr))
 
 
 def _definition_substitutions(project: Project) -> dict[str, set[str]]:
@@ -234,63 +352,109 @@ def placeholder_value(name: str) -> str:
     return f"arn:aws:iam::{ACCOUNT}:role/{slug}"
 
 
-def check_checkov(project: Project) -> str:
-    files = [project.template, project.translated]
-    command: list[str | Path] = [find_tool("checkov", ".venv-checkov"), "--framework", "cloudformation"]
-    for path in files:
-        command += ["--file", project.shown(path)]
-    command += ["--skip-download", "--output", "json"]
-    code, stdout, stderr = _run(command, project.root)
-    try:
-        reports = json.loads(stdout)
-    except ValueError as error:
-        raise CheckFailed(f"checkov exited {code} without a JSON report:\n{_combined(stdout, stderr)}") from error
-    findings, skips, totals = _checkov_lines(reports, project.shown)
-    text = "\n".join([", ".join(f"{key}: {value}" for key, value in totals.items()), *findings, *skips])
-    if findings or totals["parsing_errors"] or code not in (0, 1):
-        raise CheckFailed(text if code in (0, 1) else f"{text}\n{stderr}")
-    return text
+def run_checkov(pairs: Pairs) -> list[Outcome]:
+    """checkov once over every project's template.yaml and translated template (SAM Policies only show up expanded)."""
+    outcomes: list[Outcome | None] = [None] * len(pairs)
+    scanned: dict[int, list[Path]] = {}
+    for index, (_, project) in enumerate(pairs):
+        try:
+            scanned[index] = [project.template, project.translated]
+        except CheckFailed as failure:
+            outcomes[index] = failure
+    if scanned:
+        command: list[str | Path] = [find_tool("checkov", ".venv-checkov"), "--framework", "cloudformation"]
+        for path in (path for paths in scanned.values() for path in paths):
+            command += ["--file", path.resolve()]
+        command += ["--skip-download", "--output", "json", "--compact"]  # --compact: no code blocks
+        code, stdout, stderr = _run(command, pairs[0][1].root)
+        try:
+            reports = json.loads(stdout)
+        except ValueError as error:
+            raise CheckFailed(f"checkov exited {code} without a JSON report:\n{_combined(stdout, stderr)}") from error
+        reports = reports if isinstance(reports, list) else [reports]
+        for index, paths in scanned.items():
+            project = pairs[index][1]
+            findings, skips, totals = _checkov_lines(reports, {path.resolve(): path for path in paths}, project.shown)
+            text = "\n".join([", ".join(f"{key}: {value}" for key, value in totals.items()), *findings, *skips])
+            if findings or totals["parsing_errors"] or code not in (0, 1):
+                outcomes[index] = CheckFailed(text if code in (0, 1) else f"{text}\n{stderr}")
+            else:
+                outcomes[index] = text
+    return [outcome if outcome is not None else CheckFailed("checkov did not run") for outcome in outcomes]
 
 
 def _checkov_lines(
-    reports: dict[str, Any] | list[dict[str, Any]], show: Callable[[Path], str]
+    reports: list[dict[str, Any]], files: dict[Path, Path], show: Callable[[Path], str]
 ) -> tuple[list[str], list[str], dict[str, int]]:
-    """Failed and skipped checks, one line each, and the totals of checkov's JSON report(s)."""
-    reports = reports if isinstance(reports, list) else [reports]
+    """Failed and skipped checks in `files` (resolved path -> path as given), one line each, and their totals."""
     findings, skips = [], []
     totals = {"passed": 0, "failed": 0, "skipped": 0, "parsing_errors": 0}
     for report in reports:
-        for key in totals:
-            totals[key] += report.get("summary", {}).get(key, 0)
         results = report.get("results", {})
-        for check in results.get("failed_checks", []):
-            where = show(Path(check["file_abs_path"]))
-            findings.append(f"FAILED {check['check_id']} {check['resource']} in {where}: {check['check_name']}")
-        for check in results.get("skipped_checks", []):
-            where = show(Path(check["file_abs_path"]))
-            reason = check.get("check_result", {}).get("suppress_comment") or "no reason given"
-            skips.append(f"skipped {check['check_id']} {check['resource']} in {where}: {reason}")
+        for kind in ("passed", "failed", "skipped"):
+            for check in results.get(f"{kind}_checks", []):
+                path = files.get(Path(check["file_abs_path"]).resolve())
+                if path is None:
+                    continue
+                totals[kind] += 1
+                if kind == "failed":
+                    findings.append(
+                        f"FAILED {check['check_id']} {check['resource']} in {show(path)}: {check['check_name']}"
+                    )
+                elif kind == "skipped":
+                    reason = check.get("check_result", {}).get("suppress_comment") or "no reason given"
+                    skips.append(f"skipped {check['check_id']} {check['resource']} in {show(path)}: {reason}")
+        # A file checkov could not parse is named by the path it was given (absolute here).
+        totals["parsing_errors"] += sum(Path(error).resolve() in files for error in results.get("parsing_errors", []))
     return findings, skips, totals
 
 
-CHECKS: dict[str, Callable[[Project], str]] = {
-    "sam-validate": check_sam_validate,
-    "sam-lint": check_sam_lint,
-    "cfn-lint": check_cfn_lint,
-    "statelint": check_statelint,
-    "checkov": check_checkov,
+CHECKS: dict[str, str] = {
+    "sam-validate": "sam",
+    "sam-lint": "sam",
+    "cfn-lint": "cfn-lint",
+    "statelint": "statelint",
+    "checkov": "checkov",
+}
+"""Each check and the tool it runs: the checks of one tool run together share one start-up of it."""
+
+TOOLS: dict[str, Callable[[Pairs], list[Outcome]]] = {
+    "sam": run_sam,
+    "cfn-lint": run_cfn_lint,
+    "statelint": run_statelint,
+    "checkov": run_checkov,
 }
 
 
+def run_each(pairs: Pairs) -> list[CheckResult]:
+    """Run each (check, project) pair, one tool at a time, each tool once for all of its pairs.
+
+    One run of a tool over several projects (tests: the project's own files and copies broken on
+    purpose) costs one start-up instead of one each; each project still gets only its own findings.
+    A tool that cannot run or crashes fails each of its pairs, with the reason.
+    """
+    results: list[CheckResult | None] = [None] * len(pairs)
+    by_tool: dict[str, list[int]] = {}
+    for index, (name, _) in enumerate(pairs):
+        by_tool.setdefault(CHECKS[name], []).append(index)
+    for tool, indices in by_tool.items():
+        started = time.perf_counter()
+        outcomes: list[Outcome]
+        try:
+            outcomes = TOOLS[tool]([pairs[index] for index in indices])
+        except CheckFailed as failure:
+            outcomes = [failure] * len(indices)
+        except Exception as error:  # a tool that crashes (unreadable template, timeout) fails, with the reason
+            outcomes = [CheckFailed(f"{type(error).__name__}: {error}")] * len(indices)
+        seconds = time.perf_counter() - started
+        for index, outcome in zip(indices, outcomes, strict=True):
+            passed = not isinstance(outcome, CheckFailed)
+            results[index] = CheckResult(pairs[index][0], passed, str(outcome), seconds)
+    return [result for result in results if result is not None]
+
+
 def run_check(name: str, project: Project) -> CheckResult:
-    started = time.perf_counter()
-    try:
-        output, passed = CHECKS[name](project), True
-    except CheckFailed as failure:
-        output, passed = str(failure), False
-    except Exception as error:  # a check that crashes (unreadable template, tool timeout) fails, with the reason
-        output, passed = f"{type(error).__name__}: {error}", False
-    return CheckResult(name, passed, output, time.perf_counter() - started)
+    return run_each([(name, project)])[0]
 
 
 def run_checks(names: Sequence[str], project: Project, jobs: int = 1) -> Iterator[CheckResult]:

@@ -8,16 +8,17 @@ from pathlib import Path
 import pytest
 
 from onceflow.devtools.static_checks import CHECKS, Project, definitions_as_objects, main, placeholder_value, run_check
-from tests.static.conftest import ProjectCopy
+from tests.static.conftest import ProjectCopy, StaticRuns, real_files
 
 NEEDS = {"sam-validate": "sam_cli", "sam-lint": "sam_cli", "checkov": "checkov_cli"}
+REAL_FILES = real_files(*CHECKS)
 
 
 @pytest.mark.parametrize("name", list(CHECKS))
-def test_real_files_pass(name: str, real_project: Project, request: pytest.FixtureRequest) -> None:
+def test_real_files_pass(name: str, static_runs: StaticRuns, request: pytest.FixtureRequest) -> None:
     if name in NEEDS:
         request.getfixturevalue(NEEDS[name])
-    result = run_check(name, real_project)
+    result = static_runs.result(REAL_FILES, name)
     assert result.passed, f"{name} failed on the project's own files:\n{result.output}"
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from onceflow.devtools.static_checks import run_check
-from tests.static.conftest import Document, ProjectCopy, resources_of_type
+from onceflow.devtools.static_checks import SAM_IN_ONE_PROCESS, run_check
+from tests.static.conftest import Document, StaticRuns, Variant, broken_template, resources_of_type
 
 
 def _add_unknown_sqs_event_property(template: Document) -> None:
@@ -30,37 +28,52 @@ def _add_function_variable_with_ref_to_missing_resource(template: Document) -> N
     variables["BROKEN_QUEUE_URL"] = {"Ref": "MissingQueue"}
 
 
+UNKNOWN_SQS_EVENT_PROPERTY = broken_template(_add_unknown_sqs_event_property, "sam-validate", "cfn-lint")
+OUTPUT_WITH_REF_TO_MISSING_RESOURCE = broken_template(_add_output_with_ref_to_missing_resource, "sam-lint", "cfn-lint")
+FUNCTION_VARIABLE_WITH_REF_TO_MISSING_RESOURCE = broken_template(
+    _add_function_variable_with_ref_to_missing_resource, "cfn-lint"
+)
+
+
 @pytest.mark.usefixtures("sam_cli")
-def test_unknown_sqs_event_property_fails_sam_validate(project_copy: ProjectCopy) -> None:
-    project_copy.edit_template(_add_unknown_sqs_event_property)
-    result = run_check("sam-validate", project_copy)
+def test_unknown_sqs_event_property_fails_sam_validate(static_runs: StaticRuns) -> None:
+    result = static_runs.result(UNKNOWN_SQS_EVENT_PROPERTY, "sam-validate")
     assert not result.passed
     assert "property BogusSetting not defined for resource of type SQS" in result.output
 
 
-def test_unknown_sqs_event_property_fails_the_translation_for_cfn_lint(project_copy: ProjectCopy) -> None:
-    project_copy.edit_template(_add_unknown_sqs_event_property)
-    result = run_check("cfn-lint", project_copy)
+def test_unknown_sqs_event_property_fails_the_translation_for_cfn_lint(static_runs: StaticRuns) -> None:
+    result = static_runs.result(UNKNOWN_SQS_EVENT_PROPERTY, "cfn-lint")
     assert not result.passed
     assert "could not translate" in result.output
     assert "BogusSetting" in result.output
 
 
 @pytest.mark.usefixtures("sam_cli")
-def test_ref_to_missing_resource_fails_sam_lint(project_copy: ProjectCopy) -> None:
-    project_copy.edit_template(_add_output_with_ref_to_missing_resource)
-    result = run_check("sam-lint", project_copy)
+def test_sam_in_one_process_reports_what_a_sam_process_of_its_own_reports(
+    static_runs: StaticRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_one_process = static_runs.result(UNKNOWN_SQS_EVENT_PROPERTY, "sam-validate")
+    monkeypatch.setenv(SAM_IN_ONE_PROCESS, "0")
+    on_its_own = run_check("sam-validate", static_runs.copy(UNKNOWN_SQS_EVENT_PROPERTY))
+    assert (on_its_own.passed, on_its_own.output) == (in_one_process.passed, in_one_process.output)
+
+
+@pytest.mark.usefixtures("sam_cli")
+def test_ref_to_missing_resource_fails_sam_lint(static_runs: StaticRuns) -> None:
+    result = static_runs.result(OUTPUT_WITH_REF_TO_MISSING_RESOURCE, "sam-lint")
     assert not result.passed
     assert "'MissingQueue' is not" in result.output
 
 
 @pytest.mark.parametrize(
-    "break_template", [_add_output_with_ref_to_missing_resource, _add_function_variable_with_ref_to_missing_resource]
+    "broken",
+    [OUTPUT_WITH_REF_TO_MISSING_RESOURCE, FUNCTION_VARIABLE_WITH_REF_TO_MISSING_RESOURCE],
+    ids=lambda variant: variant.name,
 )
 def test_ref_to_missing_resource_fails_cfn_lint_on_the_translated_template(
-    project_copy: ProjectCopy, break_template: Callable[[Document], None]
+    static_runs: StaticRuns, broken: Variant
 ) -> None:
-    project_copy.edit_template(break_template)
-    result = run_check("cfn-lint", project_copy)
+    result = static_runs.result(broken, "cfn-lint")
     assert not result.passed
     assert "'MissingQueue' is not" in result.output

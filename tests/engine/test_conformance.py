@@ -27,6 +27,7 @@ STOP = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopE
 HISTORY = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetExecutionHistory.html"
 TRANSACT = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html"
 MOCKS = "https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-mock-cfg-file.html"
+CREATE = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html"
 
 # behaviour -> (AWS page, test that checks it). Mock-config and fault behaviours are tested in
 # their own modules (named with the module).
@@ -88,6 +89,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_history_of_an_aws_sdk_task_names_the_action_and_service",
     ),
     "StopExecution keeps its error and cause": (STOP, "test_stop_execution_keeps_error_and_cause"),
+    "CreateStateMachine refuses a definition that does not parse with InvalidDefinition": (
+        CREATE,
+        "test_create_state_machine_refuses_an_invalid_definition_with_its_code",
+    ),
     "TransactWriteItems cancellations carry their reasons per item (fault injector)": (
         TRANSACT,
         "tests/engine/test_faults.py",
@@ -495,3 +500,14 @@ def test_stop_execution_keeps_error_and_cause(account: Account):
     assert (described.get("error"), described.get("cause")) == ("Operator.Stopped", "stopped for the test")
     [aborted] = [e for e in result.history if e["type"] == "ExecutionAborted"]
     assert aborted["executionAbortedEventDetails"] == {"error": "Operator.Stopped", "cause": "stopped for the test"}
+
+
+@pytest.mark.parametrize(
+    "definition",
+    ['{"StartAt": "Nowhere", "States": {}}', '{"StartAt": "A", "States": {"A": {"Type": "NoSuchType", "End": true}}}'],
+)
+def test_create_state_machine_refuses_an_invalid_definition_with_its_code(account: Account, definition: str):
+    with pytest.raises(ClientError) as refused:
+        account.sfn.create_state_machine(name="invalid", definition=definition, roleArn=ROLE_ARN)
+    assert refused.value.response["Error"]["Code"] == "InvalidDefinition"  # moto alone: an empty code
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400

@@ -4,6 +4,7 @@ switched off: test_speedups_switched_off.py."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
@@ -17,9 +18,11 @@ from botocore.client import ClientCreator
 from botocore.exceptions import ClientError
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
 from moto.sqs import models as sqs_models
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+from urllib3.util import connection as urllib3_connection
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine import speedups
+from onceflow.local.engine import direct_transport, speedups
 from onceflow.local.engine.retention import Retention
 from tests.support import execution_input, order, run_execution
 
@@ -85,7 +88,7 @@ def test_service_integrations_do_not_go_through_the_http_server(stack, embedded_
     finally:
         app._app = inner
     assert "DynamoDB_20120810" not in served  # TransactWriteItems, UpdateItem: in process
-    assert served["AWSStepFunctions"] >= 2  # the test's own StartExecution calls still use HTTP
+    assert served["AWSStepFunctions"] >= 2  # the test's own StartExecution calls still reach the server's app
 
 
 def test_jsonpath_expressions_are_compiled_once(stack):
@@ -150,6 +153,98 @@ def test_moto_server_finds_the_backend_without_listing_its_package(stack):
         for _ in range(3):
             sqs.list_queues()
     assert calls["listdir"] == 0  # moto: one directory listing (and a stat per entry) per request
+
+
+def test_moto_lists_a_response_class_s_methods_once_not_per_request(stack):
+    sqs = stack.client("sqs")
+    sqs.list_queues()
+    with counting(inspect, "getmembers") as calls:
+        for _ in range(3):
+            sqs.list_queues()
+    assert calls["getmembers"] == 0  # moto: inspect.getmembers of the response class per request
+
+
+def test_create_state_machine_validates_a_definition_parsed_before_without_parsing_it_again(stack):
+    sfn = stack.client("stepfunctions")
+    definition = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"]
+    role = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["roleArn"]
+    with counting(AmazonStateLanguageParser, "parse") as calls:
+        for i in range(2):
+            sfn.create_state_machine(name=f"again-{i}", definition=definition, roleArn=role)
+        with pytest.raises(ClientError, match="InvalidDefinition"):  # what does not parse is still refused
+            sfn.create_state_machine(name="broken", definition='{"StartAt": "Nowhere", "States": {}}', roleArn=role)
+    assert calls["parse"] == 1  # only the broken one; moto parses (ANTLR, ~25 ms) on every create
+
+
+@contextmanager
+def over_http(embedded_aws: Any) -> Iterator[None]:
+    """The embedded endpoint reached through its HTTP server, as from another process."""
+    direct_transport.forget(embedded_aws.endpoint_url)
+    try:
+        yield
+    finally:
+        direct_transport.serve(embedded_aws.endpoint_url, embedded_aws._app)
+
+
+def test_calls_to_the_embedded_endpoint_open_no_connection_and_reach_its_application(stack, embedded_aws):
+    sqs = stack.client("sqs")
+    with counting(urllib3_connection, "create_connection") as connections:
+        sqs.list_queues()
+        sfn = stack.client("stepfunctions")
+        sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
+    assert connections["create_connection"] == 0
+    with over_http(embedded_aws), counting(urllib3_connection, "create_connection") as connections:
+        # HTTP/1.0 server: every request is a connection (which is what the direct transport saves)
+        for _ in range(2):
+            sqs.list_queues()
+    assert connections["create_connection"] == 2
+
+
+def _answers(stack: Any) -> dict[str, Any]:
+    """Successes and AWS errors of four services, without what differs per request."""
+    sqs, dynamodb, sfn, sns = (stack.client(s) for s in ("sqs", "dynamodb", "stepfunctions", "sns"))
+
+    def outcome(call: Callable[[], dict[str, Any]], *keys: str) -> Any:
+        try:
+            response = call()
+        except ClientError as error:
+            return ("error", error.response["Error"], error.response["ResponseMetadata"]["HTTPStatusCode"])
+        status = response.pop("ResponseMetadata")["HTTPStatusCode"]
+        for key in keys:
+            response = response[key]
+        return ("ok", json.loads(json.dumps(response, default=str)), status)
+
+    absent_execution = stack.state_machine_arn.replace(":stateMachine:", ":execution:") + ":absent"
+    return {
+        "queue attributes": outcome(
+            lambda: sqs.get_queue_attributes(QueueUrl=stack.source_queue_url, AttributeNames=["VisibilityTimeout"])
+        ),
+        "no such queue": outcome(lambda: sqs.get_queue_url(QueueName="no-such-queue")),
+        "table": outcome(lambda: dynamodb.describe_table(TableName=stack.processed_events_table), "Table", "KeySchema"),
+        "no such table": outcome(lambda: dynamodb.describe_table(TableName="no-such-table")),
+        "failed condition": outcome(
+            lambda: dynamodb.put_item(
+                TableName=stack.order_records_table,
+                Item={"order_id": {"S": "absent"}},
+                ConditionExpression="attribute_exists(order_id)",
+            )
+        ),
+        "state machine": outcome(lambda: sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)),
+        "no such execution": outcome(lambda: sfn.describe_execution(executionArn=absent_execution)),
+        "topic": outcome(
+            lambda: sns.get_topic_attributes(TopicArn=stack.notification_topic_arn), "Attributes", "TopicArn"
+        ),
+    }
+
+
+def test_the_direct_transport_answers_as_the_http_server_does(stack, embedded_aws):
+    direct = _answers(stack)
+    with over_http(embedded_aws):
+        over_the_wire = _answers(stack)
+    assert direct == over_the_wire
+    assert direct["no such table"][0] == "error" and direct["failed condition"][1]["Code"] == (
+        "ConditionalCheckFailedException"
+    )
 
 
 def test_pruned_histories_leave_executions_listable_describable_and_their_names_taken(stack, embedded_aws):

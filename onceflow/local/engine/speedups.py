@@ -21,7 +21,8 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   period is read from the queue, each count reads the clock once, GetQueueAttributes computes the
   attributes once, and DeleteMessage finds its message through a receipt-handle index.
 - dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
-  request to find the backend for the Host header; the list is read once here.
+  request to find the backend for the Host header, and every response class lists its methods
+  (inspect.getmembers) on every request to find the action's; both are read once here.
 - item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
   tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
 - direct_transport: boto3 calls from this process to the embedded endpoint are handed to its WSGI
@@ -45,16 +46,18 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from moto import backends as moto_backends
+from moto.core import responses as moto_core_responses
+from moto.core import utils as moto_core_utils
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
 from moto.sqs import models as sqs_models
+from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.asl.component.common.path import result_path
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import credentials as sfn_credentials
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 from moto.stepfunctions.parser.asl.utils import json_path
-from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.backend import execution_worker
 
 from onceflow.local.engine import baseline, direct_transport, retention
@@ -152,6 +155,8 @@ def moto_needs() -> list[Any]:
         need(sqs_models, "ReceiptHandleIsInvalid"),
         need(sqs_models, "unix_time"),
         need(moto_backends, "list_of_moto_modules"),
+        need(moto_core_responses, "method_names_from_class"),
+        need(moto_core_utils, "method_names_from_class", "clazz"),
         need(dynamodb_models, "copy"),
         need(dynamodb_models.DynamoDBBackend, "transact_write_items", "transact_items"),
         *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
@@ -389,7 +394,13 @@ def sqs_fast_paths() -> list[Patch]:
 # --- dispatch_cache ------------------------------------------------------------------------------
 def dispatch_cache() -> list[Patch]:
     modules = tuple(moto_backends.list_of_moto_modules())
-    return [(moto_backends, "list_of_moto_modules", lambda: modules)]
+    # Asked once per response class after start: EmbeddedAws applies every patch (the actions this
+    # engine adds among them) before it serves a request, and a new start makes a new cache.
+    method_names = functools.lru_cache(maxsize=None)(moto_core_utils.method_names_from_class)
+    return [
+        (moto_backends, "list_of_moto_modules", lambda: modules),
+        (moto_core_responses, "method_names_from_class", method_names),
+    ]
 
 
 # --- item_rollback --------------------------------------------------------------------------------

@@ -26,6 +26,10 @@ tests/engine/test_conformance.py citing the AWS page it follows.
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
 - stop_keeps_reason: StopExecution keeps its error and cause (moto drops them).
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
+- api_error_codes: the errors of moto's Step Functions parser (ported from LocalStack, where they
+  name their code in `code`) answer with that code; moto reads `TYPE`, so CreateStateMachine with a
+  definition that does not parse answered with an empty code instead of InvalidDefinition.
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from moto.core.exceptions import AWSError
 from moto.core.responses import ActionResult
 from moto.core.utils import utcnow
 from moto.stepfunctions.exceptions import InvalidExecutionInput, InvalidName, ValidationException
+from moto.stepfunctions.parser import api as parser_api
 from moto.stepfunctions.parser import quotas
 from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, ExecutionStatus, HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl import ErrorEqualsDecl
@@ -82,6 +88,8 @@ UNCATCHABLE = frozenset({StatesErrorNameType.StatesRuntime.to_name(), "States.Da
 
 def moto_needs() -> list[Need]:
     return [
+        need(parser_api, "InvalidDefinition"),  # one of the errors api_error_codes gives their code
+        need(AWSError, "__init__", "message", "exception_type", "status"),
         need(ErrorEqualsDecl, "_eval_body", "env"),
         need(ComparisonVariable, "_eval_body", "env"),
         need(NoSuchVariable, "__init__", "path"),
@@ -120,6 +128,7 @@ def patches() -> list[Patch]:
         *payload_limits(),
         *execution_output(),
         *stop_keeps_reason(),
+        *api_error_codes(),
     ]
 
 
@@ -341,3 +350,29 @@ def stop_keeps_reason() -> list[Patch]:
         return ActionResult({"stopDate": execution.stop_date or stop_date})
 
     return [(StepFunctionResponse, "stop_execution", stop_execution)]
+
+
+# -- API errors --------------------------------------------------------------------------------------
+
+
+def _coded_parser_errors() -> list[type[AWSError]]:
+    """The parser's error classes that name a code moto never reads."""
+    return [
+        error
+        for error in vars(parser_api).values()
+        if isinstance(error, type)
+        and issubclass(error, AWSError)
+        and error is not AWSError
+        and isinstance(error.__dict__.get("code"), str)
+        and error.TYPE is None
+    ]
+
+
+def api_error_codes() -> list[Patch]:
+    patches: list[Patch] = []
+    for error in _coded_parser_errors():
+        patches.append((error, "TYPE", error.__dict__["code"]))
+        status = error.__dict__.get("status_code")
+        if isinstance(status, int):
+            patches.append((error, "STATUS", status))
+    return patches

@@ -4,7 +4,8 @@ Most of a static check's CPU is its tool's start-up, so the tests do not run a t
 test module declares the copies it breaks (`broken_template`, `broken_asl`) and the checks to run
 on them, at import, before any test runs; the first test that asks `static_runs` for a tool's
 result runs that tool once over every declared copy (and the real files, when declared), and each
-test asserts on its own copy's result.
+test asserts on its own copy's result. That first test takes the tool's whole run (checkov over
+three projects: ~7 s of CPU); the others take none.
 """
 
 from __future__ import annotations

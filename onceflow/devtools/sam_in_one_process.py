@@ -1,11 +1,14 @@
 """Run several `sam` command lines in one interpreter: the SAM CLI's start-up is paid once.
 
+    <sam's python> sam_in_one_process.py REPORT.json < command-lines.json
+
 Run by the interpreter of aws-sam-cli's own virtualenv (it cannot import this project), so it
 imports only the standard library and samcli. Reads a JSON list of `{"cwd": dir, "args": [...]}`
 on standard input; writes a JSON list of `{"code": int, "stdout": str, "stderr": str}`, one per
-command line and in the same order, on standard output. Each command line runs through the
-`sam` entry point itself (`samcli.cli.main.cli`), in its directory, with what it prints to
-standard output and standard error (its log lines included) captured apart from the others'.
+command line and in the same order, to REPORT.json (not to standard output, which a tool might
+write to directly). Each command line runs through the `sam` entry point itself
+(`samcli.cli.main.cli`), in its directory, with what it prints to standard output and standard
+error (its log lines included) captured apart from the others'.
 """
 
 from __future__ import annotations
@@ -15,7 +18,12 @@ import json
 import logging
 import os
 import sys
+import traceback
+from pathlib import Path
 from typing import Any
+
+NO_SAMCLI = 3
+"""Exit status when this interpreter cannot import samcli (a `python` beside `sam` that is not its own)."""
 
 
 class _Switchable(io.TextIOBase):
@@ -52,12 +60,17 @@ def _exit_status(code: object, stderr: _Switchable) -> int:
 
 
 def main() -> int:
+    report = Path(sys.argv[1])
     jobs: list[dict[str, Any]] = json.load(sys.stdin)
-    report = sys.stdout
     out, err = _Switchable(), _Switchable()
     # Before samcli is imported: its logging handler keeps the stream it finds at import time.
     sys.stdout, sys.stderr = out, err
-    from samcli.cli.main import cli
+    try:
+        from samcli.cli.main import cli
+    except ImportError:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        traceback.print_exc()
+        return NO_SAMCLI
 
     # aws-sam-translator warns of "unpublished metrics" when its Metrics object is collected: a
     # `sam` process exits before that can print, here it would land in a later command's output.
@@ -70,8 +83,12 @@ def main() -> int:
             code = 0
         except SystemExit as exit_:
             code = _exit_status(exit_.code, err)
+        except Exception:  # what the interpreter does with an exception no one catches
+            traceback.print_exc(file=err)
+            code = 1
         results.append({"code": code, "stdout": out.take(), "stderr": err.take()})
-    json.dump(results, report)
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    report.write_text(json.dumps(results))
     return 0
 
 

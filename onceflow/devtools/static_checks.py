@@ -34,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from onceflow.devtools.sam_in_one_process import NO_SAMCLI
 from onceflow.local.template import PROJECT_ROOT, load_sam_template, translate_with_inline_definitions
 
 TOOL_TIMEOUT_SECONDS = 600
@@ -184,23 +186,31 @@ def sam_command_lines(sam: Path, command_lines: Sequence[tuple[Path, list[str]]]
     """
     python = sam.resolve().parent / "python"
     if os.environ.get(SAM_IN_ONE_PROCESS) == "0" or not python.is_file():
-        return [_run([sam, *args], cwd, _SAM_ENV) for cwd, args in command_lines]
+        return _sam_process_each(sam, command_lines)
     jobs = [{"cwd": str(cwd), "args": args} for cwd, args in command_lines]
-    completed = subprocess.run(
-        [str(python), str(_SAM_DRIVER)],
-        input=json.dumps(jobs),
-        env={**os.environ, **_SAM_ENV},
-        capture_output=True,
-        text=True,
-        timeout=TOOL_TIMEOUT_SECONDS,
-        check=False,
-    )
-    try:
-        ran = json.loads(completed.stdout)
-    except ValueError as error:
-        problem = _combined(completed.stdout.strip(), completed.stderr.strip())
-        raise CheckFailed(f"{python} {_SAM_DRIVER.name} exited {completed.returncode}:\n{problem}") from error
+    with tempfile.TemporaryDirectory(prefix="sam-report-") as scratch:
+        report = Path(scratch) / "report.json"
+        completed = subprocess.run(
+            [str(python), str(_SAM_DRIVER), str(report)],
+            input=json.dumps(jobs),
+            env={**os.environ, **_SAM_ENV},
+            capture_output=True,
+            text=True,
+            timeout=TOOL_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if completed.returncode == NO_SAMCLI:
+            return _sam_process_each(sam, command_lines)
+        try:
+            ran = json.loads(report.read_text())
+        except (OSError, ValueError) as error:
+            problem = _combined(completed.stdout.strip(), completed.stderr.strip())
+            raise CheckFailed(f"{python} {_SAM_DRIVER.name} exited {completed.returncode}:\n{problem}") from error
     return [(job["code"], job["stdout"].strip(), job["stderr"].strip()) for job in ran]
+
+
+def _sam_process_each(sam: Path, command_lines: Sequence[tuple[Path, list[str]]]) -> list[tuple[int, str, str]]:
+    return [_run([sam, *args], cwd, _SAM_ENV) for cwd, args in command_lines]
 
 
 def run_cfn_lint(pairs: Pairs) -> list[Outcome]:

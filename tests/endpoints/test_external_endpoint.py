@@ -51,6 +51,8 @@ def _run_suite(url: str, report: Path) -> subprocess.CompletedProcess[str]:
         *(f"--deselect={node}" for node in LEFT_OUT),
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",  # none of SUITE uses Hypothesis; importing it is a second of CPU
         "--timeout=120",
         f"--junitxml={report}",
     ]

@@ -223,18 +223,21 @@ def run_cfn_lint(pairs: Pairs) -> list[Outcome]:
         except CheckFailed as failure:
             outcomes[index] = failure
     if translated:
-        cwd = pairs[0][1].root
+        cwd = pairs[next(iter(translated))][1].root
         command = [find_tool("cfn-lint"), "--format", "json", *(path.resolve() for path in translated.values())]
         code, stdout, stderr = _run(command, cwd)
         try:
             matches = json.loads(stdout) if stdout else []
         except ValueError as error:
             raise CheckFailed(_combined(stdout, stderr) or f"cfn-lint exited {code}") from error
-        by_file: dict[Path, list[dict[str, Any]]] = {}
-        for match in matches:
-            by_file.setdefault((cwd / match["Filename"]).resolve(), []).append(match)
         if code != 0 and not matches:
             raise CheckFailed(_combined(stdout, stderr) or f"cfn-lint exited {code}")
+        by_file: dict[Path, list[dict[str, Any]]] = {}
+        for match in matches:
+            by_file.setdefault((cwd / (match.get("Filename") or "")).resolve(), []).append(match)
+        unattributed = set(by_file) - {path.resolve() for path in translated.values()}
+        if unattributed:  # a finding in no template it was given: every project fails, with it
+            raise CheckFailed(f"cfn-lint reported on {', '.join(map(str, sorted(unattributed)))}:\n{stdout}")
         for index, path in translated.items():
             project = pairs[index][1]
             found = by_file.get(path.resolve(), [])
@@ -269,9 +272,9 @@ def run_statelint(pairs: Pairs) -> list[Outcome]:
             prepared.append(failure)
         except Exception as error:  # an unreadable file fails this project's check, with the reason
             prepared.append(CheckFailed(f"{type(error).__name__}: {error}"))
-    files = [file for entry in prepared if not isinstance(entry, CheckFailed) for file in entry]
-    if files:
-        _add_statelint_problems(files, pairs[0][1].root)
+    ready = [(project, entry) for (_, project), entry in zip(pairs, prepared, strict=True) if isinstance(entry, list)]
+    if ready:
+        _add_statelint_problems([file for _, entry in ready for file in entry], ready[0][0].root)
     outcomes: list[Outcome] = []
     for (_, project), entry in zip(pairs, prepared, strict=True):
         if isinstance(entry, CheckFailed):
@@ -376,7 +379,7 @@ def run_checkov(pairs: Pairs) -> list[Outcome]:
         for path in (path for paths in scanned.values() for path in paths):
             command += ["--file", path.resolve()]
         command += ["--skip-download", "--output", "json", "--compact"]  # --compact: no code blocks
-        code, stdout, stderr = _run(command, pairs[0][1].root)
+        code, stdout, stderr = _run(command, pairs[next(iter(scanned))][1].root)
         try:
             reports = json.loads(stdout)
         except ValueError as error:

@@ -57,9 +57,12 @@ def project_copy(tmp_path: Path) -> ProjectCopy:
     return copy_of_project(tmp_path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Variant:
-    """The project's own files (`edit` None) or a copy that `edit` breaks, and the checks run on it."""
+    """The project's own files (`edit` None) or a copy that `edit` breaks, and the checks run on it.
+
+    Compared by identity: each declaration is a project of its own.
+    """
 
     name: str
     checks: tuple[str, ...]

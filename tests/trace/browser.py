@@ -108,7 +108,9 @@ class Browser:
         session = self._call("Target.attachToTarget", deadline, targetId=target, flatten=True)["sessionId"]
         try:
             self._call("Page.enable", deadline, session=session)
-            self._call("Page.navigate", deadline, session=session, url=page_url(page, fragment))
+            navigated = self._call("Page.navigate", deadline, session=session, url=page_url(page, fragment))
+            if "errorText" in navigated:
+                raise BrowserError(f"{page_url(page, fragment)}: {navigated['errorText']}")
             self._wait_for_event("Page.loadEventFired", session, deadline)
             evaluated = self._call(
                 "Runtime.evaluate",

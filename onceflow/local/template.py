@@ -226,9 +226,19 @@ def _schedules_of(function_id: str, resources: dict[str, Any]) -> tuple[str, ...
 
 
 @functools.lru_cache(maxsize=16)
+def _packaged_text(path: Path, template_text: str) -> tuple[dict[str, Any], dict[str, Path]]:
+    return _packaged(yaml_parse(template_text), path.parent)
+
+
+@functools.lru_cache(maxsize=16)
+def _translation(parameters: str, path: Path, template_text: str) -> dict[str, Any]:
+    return translate(copy.deepcopy(_packaged_text(path, template_text)[0]), json.loads(parameters))
+
+
+@functools.lru_cache(maxsize=16)
 def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: Path, template_text: str) -> LocalPlan:
-    parameter_values = json.loads(parameters)
-    sam, local_paths = _packaged(yaml_parse(template_text), path.parent)
+    # Parsing and translating do not depend on the stack's name (each external stack has its own).
+    sam, local_paths = copy.deepcopy(_packaged_text(path, template_text))
     sam_resources = sam.get("Resources", {})
     function_ids = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
     machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]
@@ -240,7 +250,7 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
         )
     machine_id = machines[0]
 
-    cfn = translate(sam, parameter_values)
+    cfn = copy.deepcopy(_translation(parameters, path, template_text))
     resources = cfn["Resources"]
     state_machine_name = f"{stack_name}-{machine_id}"
     state_machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{state_machine_name}"

@@ -1,0 +1,109 @@
+"""CPU of the whole test suite (what `make test` runs), per test file, against issue 13's target.
+
+    .venv/bin/python benchmarks/suite_cpu.py                 # the suite as `make test` runs it
+    .venv/bin/python benchmarks/suite_cpu.py --top 25 -- -k schedules   # more rows; pytest arguments after --
+
+Runs pytest in a child process with this file as a plugin, which records each test's CPU (user +
+sys of the pytest process and of the subprocesses it waited for: the SAM CLI, checkov, Chromium, a
+second moto server), then prints the total against the 180 s target, the share outside tests
+(start-up, collection, session fixtures) and the files that use the most. The machine is shared:
+run it twice and read the lower figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TARGET_SECONDS = 180.0
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT_VARIABLE = "ONCEFLOW_SUITE_CPU_OUTPUT"
+
+
+def _cpu() -> tuple[float, float]:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+# --- the pytest plugin (loaded in the child with `-p suite_cpu`) -----------------------------------
+_ROWS: list[tuple[str, float, float, float]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: Any, nextitem: Any) -> Iterator[None]:
+    own, children = _cpu()
+    began = time.monotonic()
+    yield
+    own_after, children_after = _cpu()
+    _ROWS.append((item.nodeid, own_after - own, children_after - children, time.monotonic() - began))
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    output = os.environ.get(OUTPUT_VARIABLE)
+    if output:
+        Path(output).write_text(json.dumps(_ROWS))
+
+
+# --- the script ------------------------------------------------------------------------------------
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--top", type=int, default=15, help="how many test files to list")
+    parser.add_argument("pytest_args", nargs="*", help="after --: extra pytest arguments")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        rows_file = Path(scratch) / "rows.json"
+        environment = {
+            **os.environ,
+            OUTPUT_VARIABLE: str(rows_file),
+            "ONCEFLOW_REQUIRE_TOOLS": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")])),
+        }
+        command = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/integration", "-q", "-p", "suite_cpu"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        began = time.monotonic()
+        result = subprocess.run(
+            [*command, *args.pytest_args], cwd=ROOT, env=environment, capture_output=True, text=True
+        )
+        wall = time.monotonic() - began
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rows = json.loads(rows_file.read_text()) if rows_file.exists() else []
+
+    total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "(no pytest output)"
+    print(f"pytest: {summary}")
+    print(f"suite CPU (user + sys, subprocesses included): {total:.1f} s over {wall:.0f} s wall")
+    print(
+        f"target {TARGET_SECONDS:.0f} s: {total / TARGET_SECONDS:.2f}x of it ({'met' if total <= TARGET_SECONDS else 'MISSED'})"
+    )
+    in_tests = sum(own + children for _, own, children, _ in rows)
+    print(f"in tests {in_tests:.1f} s, outside them (start-up, collection, session fixtures) {total - in_tests:.1f} s")
+
+    by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for node, own, children, _ in rows:
+        totals = by_file[node.split("::")[0]]
+        totals[0] += own
+        totals[1] += children
+        totals[2] += 1
+    print(f"\n{'CPU s':>7} {'in pytest':>9} {'children':>8} {'tests':>5}  file")
+    for name, (own, children, count) in sorted(by_file.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[: args.top]:
+        print(f"{own + children:7.1f} {own:9.1f} {children:8.1f} {int(count):5d}  {name}")
+    if result.returncode != 0:
+        print(result.stdout[-3000:], file=sys.stderr)
+        raise SystemExit(result.returncode)
+
+
+if __name__ == "__main__":
+    main()

@@ -163,7 +163,7 @@ def _check(outcome: ScheduleOutcome, schedule: Schedule, explicit: bool, label: 
         _assert_its_faults_happened(schedule, outcome)
 
 
-# The slowest tests of the suite on purpose (about 25 s and 10 s): each runs its mode's share of the
+# The slowest tests of the suite on purpose (about 35 s and 13 s): each runs its mode's share of the
 # 200+ fixed-seed fault schedules that CI must show hold every invariant (issue 8's bar), at about
 # 0.2 s of CPU per schedule (a deploy-free reset, a pipeline run, recovery and the checks).
 @pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -7,7 +7,9 @@ added to moto, both patched in one place here and checked against the pinned mot
   (concurrent executions corrupt dictionaries, and a cancelled transaction's rollback restores a
   whole-table snapshot that silently undoes other executions' writes);
 - Retry and Wait delays are scaled by `time_scale` (0 in tests: no real sleeping) and recorded,
-  so tests can assert the backoff that was asked for.
+  so tests can assert the backoff that was asked for; so are the SDK's own retry back-offs of the
+  boto3 clients in this process (the functions running in-process retry throttled calls as botocore
+  does on Lambda), recorded apart (`DelayClock.sdk_retry_delays`).
 
 The engine's speed-ups (onceflow/local/engine/speedups.py) are each switchable with `speedups=`;
 `history_budget=` bounds what moto keeps of finished executions in a long run
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+from botocore import endpoint as botocore_endpoint
 from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
@@ -53,6 +56,7 @@ def moto_needs() -> list[Need]:
         need(threaded_moto_server, "create_backend_app"),
         need(threaded_moto_server, "MotoRequestHandler"),
         need(retrier_decl, "time"),
+        need(botocore_endpoint, "time"),  # Endpoint._send_request sleeps through it between attempts
         need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
     ]
 
@@ -95,11 +99,18 @@ class DelayClock:
     time_scale: float = 0.0
     retry_delays: list[float] = field(default_factory=list)
     wait_seconds: list[float] = field(default_factory=list)
+    sdk_retry_delays: list[float] = field(default_factory=list)  # botocore's back-offs between attempts
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sleep(self, seconds: float) -> None:  # stands in for time.sleep in moto's retrier
         with self._lock:
             self.retry_delays.append(seconds)
+        if self.time_scale > 0:
+            time.sleep(seconds * self.time_scale)
+
+    def sdk_sleep(self, seconds: float) -> None:  # stands in for time.sleep in botocore's retries
+        with self._lock:
+            self.sdk_retry_delays.append(seconds)
         if self.time_scale > 0:
             time.sleep(seconds * self.time_scale)
 
@@ -114,16 +125,17 @@ class DelayClock:
         with self._lock:
             self.retry_delays.clear()
             self.wait_seconds.clear()
+            self.sdk_retry_delays.clear()
 
 
 class _TimeModule:
-    """What moto's retrier sees as `time`: only sleep goes through the clock."""
+    """What a retrier sees as `time`: only sleep goes through the clock."""
 
-    def __init__(self, clock: DelayClock):
-        self._clock = clock
+    def __init__(self, sleep: Callable[[float], None]):
+        self._sleep = sleep
 
     def sleep(self, seconds: float) -> None:
-        self._clock.sleep(seconds)
+        self._sleep(seconds)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(time, name)
@@ -184,7 +196,8 @@ class EmbeddedAws:
         # Step Functions service integrations call back to localhost:$MOTO_PORT.
         self._previous_moto_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
-        self._patch(retrier_decl, "time", _TimeModule(self.clock))
+        self._patch(retrier_decl, "time", _TimeModule(self.clock.sleep))
+        self._patch(botocore_endpoint, "time", _TimeModule(self.clock.sdk_sleep))
         clock = self.clock
         self._patch(
             wait_function.WaitFunction,

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from itertools import pairwise
+from typing import Any
 
 import moto
 import pytest
+from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 
+from onceflow.devtools.schedules.hooks import execution_of
 from onceflow.local.embedded import EmbeddedAws, EmbeddedAwsError
+from onceflow.local.report import RECORD_STATE
 from onceflow.ops.executions import ExecutionResult, wait_for
 from onceflow.ops.observe import scan
 from tests.support import execution_input, order
@@ -19,22 +26,24 @@ DUPLICATES_PER_EVENT = 2
 
 @pytest.mark.embedded_only(reason="proves the embedded engine's request lock; plain moto is not thread-safe")
 def test_racing_executions_never_lose_or_undo_a_write(stack, inbox):
-    """120 executions at once: 40 events, each started three times back to back, so an event's
-    copies race for its record and cancelled transactions (and their rollbacks) interleave with
-    other events' successful ones. Every write must survive."""
+    """120 executions: 40 events, each started three times back to back, and each event's copies
+    held at the door of Record until all three are there, so they race for its record whatever
+    the engine's speed, and cancelled transactions (and their rollbacks) interleave with other
+    events' successful ones. Every write must survive."""
     sfn = stack.client("stepfunctions")
     arns = []
-    for i in range(DISTINCT_EVENTS):
-        for copy in range(1 + DUPLICATES_PER_EVENT):
-            body = order(f"race-{i:03d}")
-            arns.append(
-                sfn.start_execution(
-                    stateMachineArn=stack.state_machine_arn,
-                    name=f"race-{i:03d}-{copy}",
-                    input=execution_input(body, message_id=f"m-{i}-{copy}"),
-                )["executionArn"]
-            )
-    results = [wait_for(sfn, arn, timeout=120) for arn in arns]
+    with _copies_meet_before(RECORD_STATE, 1 + DUPLICATES_PER_EVENT):
+        for i in range(DISTINCT_EVENTS):
+            for copy in range(1 + DUPLICATES_PER_EVENT):
+                body = order(f"race-{i:03d}")
+                arns.append(
+                    sfn.start_execution(
+                        stateMachineArn=stack.state_machine_arn,
+                        name=f"race-{i:03d}-{copy}",
+                        input=execution_input(body, message_id=f"m-{i}-{copy}"),
+                    )["executionArn"]
+                )
+        results = [wait_for(sfn, arn, timeout=120) for arn in arns]
     raced = [e for e, runs in _runs_by_event(results).items() if _overlapping(runs)]
     at_once = _most_at_once(results)
     print(f"\n{len(raced)} of {DISTINCT_EVENTS} events' copies overlapped; at most {at_once} executions at once")
@@ -50,7 +59,31 @@ def test_racing_executions_never_lose_or_undo_a_write(stack, inbox):
     assert len(recorded_by) == DISTINCT_EVENTS  # exactly one execution per event recorded it
     assert {rows[e]["execution_arn"] for e in expected} == recorded_by  # no write was undone or redone
     assert set(inbox.by_event_id()) == expected
-    assert len(raced) > DISTINCT_EVENTS // 2, "an event's copies mostly ran one after another: too little raced"
+    assert len(raced) == DISTINCT_EVENTS, "some event's copies ran one after another: they did not race"
+
+
+@contextmanager
+def _copies_meet_before(state_name: str, copies: int) -> Iterator[None]:
+    """Each event's executions wait on entering `state_name` until `copies` of them are there (or
+    10 s passed: then the overlap assertion says so)."""
+    original = CommonStateField._eval_body
+    barriers: dict[str | None, threading.Barrier] = {}
+    guard = threading.Lock()
+
+    def _eval_body(state: CommonStateField, env: Any) -> None:
+        if state.name == state_name and not env.is_frame():
+            _, event_id = execution_of(env)
+            with guard:
+                barrier = barriers.setdefault(event_id, threading.Barrier(copies))
+            with suppress(threading.BrokenBarrierError):
+                barrier.wait(timeout=10)
+        original(state, env)
+
+    CommonStateField._eval_body = _eval_body  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        CommonStateField._eval_body = original  # type: ignore[method-assign]
 
 
 def _span(result: ExecutionResult) -> tuple[datetime, datetime]:

@@ -306,7 +306,7 @@ def test_permanent_start_execution_errors_are_dead_lettered_with_their_reason(
 
 
 @pytest.mark.parametrize(("code", "status"), [("ThrottlingException", 400), ("InternalServerError", 500)])
-def test_transient_start_execution_errors_are_retried_then_reported_failed(stack, starter, code, status):
+def test_transient_start_execution_errors_are_retried_then_reported_failed(stack, starter, code, status, embedded_aws):
     record = sqs_record(order("order-t"), message_id="m-t")
 
     with start_execution_refused(code, "order-t", status) as fault:
@@ -315,6 +315,10 @@ def test_transient_start_execution_errors_are_retried_then_reported_failed(stack
     assert fault.injected == 3  # boto3's standard retry mode: three attempts, then SQS redelivers
     assert failed_ids(response) == ["m-t"]
     assert dead_letters(stack) == {}
+    # botocore backed off between the attempts (up to 1 s, then 2 s: full jitter); the embedded AWS
+    # records its back-offs and scales them (0 in tests) instead of sleeping for real.
+    delays = embedded_aws.clock.sdk_retry_delays
+    assert len(delays) == 2 and 0 <= delays[0] <= 1 and 0 <= delays[1] <= 2
 
 
 def test_each_log_line_carries_the_keys_of_its_own_record_when_records_run_concurrently(stack, starter, starter_logs):

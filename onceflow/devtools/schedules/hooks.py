@@ -161,7 +161,7 @@ class Fired:
     execution_arn: str
 
 
-def _execution_of(env: Any) -> tuple[str, str | None]:
+def execution_of(env: Any) -> tuple[str, str | None]:
     """The execution ARN and event_id of the environment a state is evaluated in."""
     execution = env.states.context_object.context_object_data["Execution"]
     document = execution.get("Input")
@@ -218,7 +218,7 @@ class ExecutionInterrupts:
         return None
 
     def _act(self, env: Any, state: str) -> None:
-        arn, found = _execution_of(env)
+        arn, found = execution_of(env)
         how = self._take(found, state)
         if how is None:
             return

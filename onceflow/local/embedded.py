@@ -129,13 +129,15 @@ class DelayClock:
 
 
 class _TimeModule:
-    """What a retrier sees as `time`: only sleep goes through the clock."""
+    """What a retrier sees as `time`: only sleep goes through the clock's `sleep_name` method (looked
+    up at each call: a test may replace it on the clock)."""
 
-    def __init__(self, sleep: Callable[[float], None]):
-        self._sleep = sleep
+    def __init__(self, clock: DelayClock, sleep_name: str = "sleep"):
+        self._clock = clock
+        self._sleep_name = sleep_name
 
     def sleep(self, seconds: float) -> None:
-        self._sleep(seconds)
+        getattr(self._clock, self._sleep_name)(seconds)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(time, name)
@@ -196,8 +198,8 @@ class EmbeddedAws:
         # Step Functions service integrations call back to localhost:$MOTO_PORT.
         self._previous_moto_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
-        self._patch(retrier_decl, "time", _TimeModule(self.clock.sleep))
-        self._patch(botocore_endpoint, "time", _TimeModule(self.clock.sdk_sleep))
+        self._patch(retrier_decl, "time", _TimeModule(self.clock))
+        self._patch(botocore_endpoint, "time", _TimeModule(self.clock, "sdk_sleep"))
         clock = self.clock
         self._patch(
             wait_function.WaitFunction,

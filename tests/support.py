@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from onceflow.local.stack import LocalStack
@@ -71,3 +73,20 @@ def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
 
 def dead_letters(stack: LocalStack) -> list[QueuedMessage]:
     return drain(stack.client("sqs"), stack.dead_letter_queue_url)
+
+
+@dataclass
+class RetryHold:
+    """Holds the first Retry delay of any execution until released (bounded waits only): put its
+    `sleep` in place of the embedded AWS clock's, and the test can act between an execution's
+    failed attempt and its retry (e.g. stop it)."""
+
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def sleep(self, seconds: float) -> None:  # stands in for the engine's retry sleep
+        self.reached.set()
+        self.released.wait(timeout=10)
+
+    def wait_until_reached(self, timeout: float = 10) -> None:
+        assert self.reached.wait(timeout), f"no execution reached a retry within {timeout}s"

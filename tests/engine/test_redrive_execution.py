@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import datetime
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -30,7 +28,7 @@ from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import ExecutionResult, history, poll_until, wait_for
 from onceflow.ops.observe import NotificationInbox
 from tests.engine.harness import Account
-from tests.support import order, order_rows, state_rows
+from tests.support import RetryHold, order, order_rows, state_rows
 
 TOPIC = "redrive-topic"
 TOPIC_ARN = f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{TOPIC}"
@@ -84,18 +82,6 @@ def failed_publish(account: Account) -> ExecutionResult:
     result = wait_for(account.sfn, arn, timeout=30)
     assert (result.status, result.error) == ("FAILED", "SNS.NotFoundException")
     return result
-
-
-@dataclass
-class RetryHold:
-    """Holds the first Retry delay of any execution until released (bounded waits only)."""
-
-    reached: threading.Event = field(default_factory=threading.Event)
-    released: threading.Event = field(default_factory=threading.Event)
-
-    def sleep(self, seconds: float) -> None:  # stands in for the engine's retry sleep
-        self.reached.set()
-        self.released.wait(timeout=10)
 
 
 def start_held_at_retry(account: Account, hold: RetryHold, timeout_seconds: int | None = None) -> str:

@@ -19,6 +19,7 @@ saved as JSON in tests/properties/regressions/, which test_regressions.py replay
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, example, given, note, seed, settings
@@ -163,19 +164,32 @@ def _check(outcome: ScheduleOutcome, schedule: Schedule, explicit: bool, label: 
         _assert_its_faults_happened(schedule, outcome)
 
 
+def generated(examples: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A fixed-seed property test of `examples` generated schedules, bounded in time."""
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        for mark in (
+            settings(
+                max_examples=examples,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                print_blob=True,
+            ),
+            seed(SEED),
+            pytest.mark.timeout(120 + 30 * examples),
+            pytest.mark.filterwarnings(INJECTED_SQS_ERROR),
+            pytest.mark.filterwarnings("ignore:No application metrics to publish"),
+        ):
+            test = mark(test)
+        return test
+
+    return decorate
+
+
 # The slowest tests of the suite on purpose (about 35 s and 13 s): each runs its mode's share of the
 # 200+ fixed-seed fault schedules that CI must show hold every invariant (issue 8's bar), at about
 # 0.2 s of CPU per schedule (a deploy-free reset, a pipeline run, recovery and the checks).
-@pytest.mark.filterwarnings("ignore:No application metrics to publish")
-@pytest.mark.filterwarnings(INJECTED_SQS_ERROR)
-@pytest.mark.timeout(120 + 30 * EXAMPLES)
-@seed(SEED)
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
+@generated(EXAMPLES)
 @given(schedule=schedules())
 @_with_examples
 def test_every_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -> None:
@@ -185,16 +199,7 @@ def test_every_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -
     _check(outcome, schedule, explicit, "")
 
 
-@pytest.mark.filterwarnings("ignore:No application metrics to publish")
-@pytest.mark.filterwarnings(INJECTED_SQS_ERROR)
-@pytest.mark.timeout(120 + 30 * EXPRESS_EXAMPLES)
-@seed(SEED)
-@settings(
-    max_examples=EXPRESS_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
+@generated(EXPRESS_EXAMPLES)
 @given(schedule=schedules(express=True))
 @_with_examples_express
 def test_every_express_schedule_keeps_the_invariants(embedded_aws, schedule: Schedule) -> None:

@@ -103,14 +103,14 @@ class DelayClock:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sleep(self, seconds: float) -> None:  # stands in for time.sleep in moto's retrier
-        with self._lock:
-            self.retry_delays.append(seconds)
-        if self.time_scale > 0:
-            time.sleep(seconds * self.time_scale)
+        self._sleep_recorded(self.retry_delays, seconds)
 
     def sdk_sleep(self, seconds: float) -> None:  # stands in for time.sleep in botocore's retries
+        self._sleep_recorded(self.sdk_retry_delays, seconds)
+
+    def _sleep_recorded(self, record: list[float], seconds: float) -> None:
         with self._lock:
-            self.sdk_retry_delays.append(seconds)
+            record.append(seconds)
         if self.time_scale > 0:
             time.sleep(seconds * self.time_scale)
 

@@ -3,6 +3,7 @@ the real ASL file (substitutions resolved) for the state machine."""
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -94,24 +95,21 @@ class LocalStack:
         }
 
 
-_CLIENTS: dict[tuple[str, str], Any] = {}
-_CLIENTS_LOCK = threading.Lock()  # building clients on one boto3 session is not thread-safe
+_CLIENT_CREATION = threading.Lock()  # building clients on one boto3 session is not thread-safe
 
 
+@functools.cache
 def client(endpoint_url: str, service: str) -> Any:
     """One client per endpoint and service, shared (boto3 clients are thread-safe; building one
     costs about 10 ms of CPU, and the pipeline, the tests and the tools ask for many)."""
-    key = (endpoint_url, service)
-    with _CLIENTS_LOCK:
-        if key not in _CLIENTS:
-            _CLIENTS[key] = boto3.client(
-                service,
-                endpoint_url=endpoint_url,
-                region_name=REGION,
-                aws_access_key_id="testing",
-                aws_secret_access_key="testing",
-            )
-        return _CLIENTS[key]
+    with _CLIENT_CREATION:
+        return boto3.client(
+            service,
+            endpoint_url=endpoint_url,
+            region_name=REGION,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
 
 
 def render_definition(definition_path: Path, substitutions: dict[str, str]) -> str:

@@ -40,4 +40,8 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
+    from onceflow.local.engine import sqs_fifo
+
+    selected += sqs_fifo.moto_patches()
     return selected

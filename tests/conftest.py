@@ -30,6 +30,7 @@ from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import stop_running
 from onceflow.ops.observe import NotificationInbox
 from tests.endpoints.markers import MARKER, MARKER_HELP, embedded_only_reason
+from tests.skip_summary import pytest_terminal_summary  # noqa: F401 (a hook: the skipped tests named at the end)
 
 # moto logs every failed task at ERROR with a long repr; the tests assert on the history instead.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)

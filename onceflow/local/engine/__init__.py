@@ -40,4 +40,8 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
+    from onceflow.local.engine import execution_api
+
+    selected += execution_api.patches()
     return selected

@@ -1,5 +1,5 @@
 """How a dead letter carries its reason: the message attribute names, one home for all writers
-(the starter, the state machine's ASL, the reconciler) and readers (the redrive tool, reports).
+(the starter, the state machine's ASL, the reconciler, the subscriber building block) and readers (the redrive tool, reports).
 
 The state machine's ASL cannot import this module; a static test checks that the attribute names
 its `Send to dead-letter queue` state writes are these.
@@ -24,8 +24,27 @@ REASON_ATTRIBUTES = frozenset({ERROR, CAUSE, FIELD, RULE, SOURCE, SOURCE_MESSAGE
 FROM_STARTER = "starter"
 FROM_STATE_MACHINE = "state-machine"
 FROM_RECONCILER = "reconciler"
+# The subscriber building block (functions/subscriber), into its own dead-letter queue.
+FROM_SUBSCRIBER = "subscriber"
 FROM_REDRIVE_POLICY = "redrive-policy"
 WRITERS = frozenset({FROM_STARTER, FROM_STATE_MACHINE, FROM_RECONCILER})
+
+# The errors of the pipeline's own making a dead letter can carry (the ASL's Pass states and Fail
+# paths, the starter, the reconciler, the subscriber building block); the others are AWS's (a task's
+# `DynamoDb.…`, `States.Timeout`, a stopped execution's own). tests/operations/test_redrive.py
+# checks it against the ASL and the functions.
+PIPELINE_ERRORS = frozenset(
+    {
+        "Onceflow.CannotApply",
+        "Onceflow.EffectRefused",
+        "Onceflow.InvalidMessage",
+        "Onceflow.InvalidNotification",
+        "Onceflow.PayloadConflict",
+        "Onceflow.RecordRetriesExhausted",
+        "Onceflow.StuckPending",
+        "Onceflow.UnknownStatus",
+    }
+)
 
 # SQS accepts only these characters (the XML 1.0 set) in bodies and attribute values.
 _NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -27,10 +27,14 @@ ENGINE_MODULES = (
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
     "onceflow.local.engine.transact_get",
+    "onceflow.local.engine.asl_strings",
+    "onceflow.local.engine.jsonata_states",
+    "onceflow.local.engine.variables",
     "onceflow.local.engine.test_state",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
     "onceflow.local.engine.execution_api",
+    "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )
 

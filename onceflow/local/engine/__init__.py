@@ -56,16 +56,13 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
-<<<<<<< HEAD
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 
     selected += execution_api.patches()
-=======
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas
 
     selected += engine_quotas.moto_patches(quotas, selected)
->>>>>>> main
     return selected

@@ -22,7 +22,16 @@ Patch = tuple[Any, str, Any]
 
 
 def moto_needs() -> list[Need]:
-    return [need(StepFunctionsParserBackend, "start_execution", "state_machine_arn", "name", "execution_input")]
+    return [
+        need(
+            StepFunctionsParserBackend,
+            "start_execution",
+            "state_machine_arn",
+            "name",
+            "execution_input",
+            "trace_header",
+        )
+    ]
 
 
 def patches() -> list[Patch]:
@@ -33,8 +42,12 @@ def unnamed_executions() -> list[Patch]:
     original = StepFunctionsParserBackend.start_execution
 
     def start_execution(
-        self: StepFunctionsParserBackend, state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any
+        self: StepFunctionsParserBackend,
+        state_machine_arn: str,
+        name: str | None = None,
+        execution_input: str | None = None,
+        trace_header: str | None = None,
     ) -> Any:
-        return original(self, state_machine_arn, name if name else str(uuid.uuid4()), *args, **kwargs)
+        return original(self, state_machine_arn, name or str(uuid.uuid4()), execution_input, trace_header)
 
     return [(StepFunctionsParserBackend, "start_execution", start_execution)]

@@ -7,6 +7,7 @@ its `Send to dead-letter queue` state writes are these.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # The attributes every dead letter may carry. `error`, `cause` and `source` are always present.
@@ -77,3 +78,26 @@ def reason_attributes(
     attributes = {ERROR: string_attribute(error), CAUSE: string_attribute(cause), SOURCE: string_attribute(source)}
     attributes.update({name: string_attribute(value) for name, value in optional.items() if value is not None})
     return attributes
+
+
+# A FIFO queue's name, and so its URL, ends with ".fifo" (SQS requires it).
+FIFO_SUFFIX = ".fifo"
+# The group of a letter whose message group is not known (an execution input from before FIFO).
+UNKNOWN_GROUP = "onceflow-unknown-group"
+
+
+def is_fifo(queue_url: str) -> bool:
+    return queue_url.endswith(FIFO_SUFFIX)
+
+
+def fifo_fields(queue_url: str, group_id: str | None, deduplication_key: str) -> dict[str, str]:
+    """SendMessage's MessageGroupId and MessageDeduplicationId for a FIFO dead-letter queue (none
+    for a standard one). The letter keeps its message's group; the deduplication id is a digest of
+    what makes this letter one occurrence (`deduplication_key`), so a retried send is dropped by SQS
+    and a later dead-lettering of the same event is not."""
+    if not is_fifo(queue_url):
+        return {}
+    return {
+        "MessageGroupId": group_id or UNKNOWN_GROUP,
+        "MessageDeduplicationId": hashlib.sha256(deduplication_key.encode()).hexdigest(),
+    }

@@ -36,6 +36,18 @@ def patches(
     from onceflow.local.engine import sns_fifo
 
     selected += sns_fifo.patches()
+    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    from onceflow.local.engine import asl_strings
+
+    selected += asl_strings.patches()
+    # JSONata ({% %}, $states, variables) evaluated as AWS does: onceflow/local/engine/jsonata_states.py.
+    from onceflow.local.engine import jsonata_states
+
+    selected += jsonata_states.patches()
+    # assignedVariables as JSON text in the history: onceflow/local/engine/variables.py.
+    from onceflow.local.engine import variables
+
+    selected += variables.patches()
     # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
     from onceflow.local.engine import test_state
 
@@ -48,6 +60,10 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
+    from onceflow.local.engine import sqs_fifo
+
+    selected += sqs_fifo.moto_patches()
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

@@ -119,3 +119,39 @@ def test_republished_notifications_reach_the_subscriber_once(embedded_aws, fifo_
     assert Counter(m.attributes["event_id"] for m in pipeline.inbox.received) == Counter(o["order_id"] for o in orders)
     assert [line["outcome"] for line in log_outcomes(logs.getvalue())] == ["applied"] * len(orders)
     assert sum(a["order_count"] for a in accounts(fifo_stack).values()) == len(orders)
+
+
+def test_with_a_fifo_source_the_group_is_the_source_messages_and_subscribers_get_its_order(embedded_aws, request):
+    """SourceQueueType=FIFO: MessageGroupId is the source message's group, so the subscriber's FIFO
+    queue hands each group's notifications over in the order of the group's messages."""
+    stack = fresh_stack(
+        embedded_aws,
+        request.getfixturevalue("_deployed"),
+        "fifo-source-fifo-topic",
+        parameters={**FIFO_PARAMETERS, "SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": "0"},
+    )
+    logs = request.getfixturevalue("subscriber_logs")
+    pipeline = LocalPipeline(embedded_aws, stack, log_stream=logs)
+    orders = make_orders(6, random.Random(9))
+    group_of = {o["order_id"]: ("group-a" if i % 2 == 0 else "group-b") for i, o in enumerate(orders)}
+    sqs = stack.client("sqs")
+    for order in orders:
+        sqs.send_message(
+            QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order), MessageGroupId=group_of[order["order_id"]]
+        )
+    pipeline.process(timeout=120)
+
+    sfn = stack.client("stepfunctions")
+    groups = {
+        json.loads(e["taskScheduledEventDetails"]["parameters"])["MessageAttributes"]["event_id"][
+            "StringValue"
+        ]: json.loads(e["taskScheduledEventDetails"]["parameters"])["MessageGroupId"]
+        for x in sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+        for e in sfn.get_execution_history(executionArn=x["executionArn"])["events"]
+        if e["type"] == "TaskScheduled" and e["taskScheduledEventDetails"]["resourceType"] == "sns"
+    }
+    assert groups == group_of
+    applied = [line["event_id"] for line in log_outcomes(logs.getvalue()) if line["outcome"] == "applied"]
+    for group in ("group-a", "group-b"):
+        sent = [o["order_id"] for o in orders if group_of[o["order_id"]] == group]
+        assert [event_id for event_id in applied if group_of[event_id] == group] == sent

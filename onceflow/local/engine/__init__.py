@@ -32,6 +32,10 @@ def patches(
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
+    # SNS FIFO topics drop duplicates within 5 minutes and take SQS subscribers only: sns_fifo.py.
+    from onceflow.local.engine import sns_fifo
+
+    selected += sns_fifo.patches()
     # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
     from onceflow.local.engine import asl_strings
 

@@ -27,6 +27,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
     "onceflow.local.engine.transact_get",
+    "onceflow.local.engine.sns_fifo",
     "onceflow.local.engine.asl_strings",
     "onceflow.local.engine.jsonata_states",
     "onceflow.local.engine.variables",

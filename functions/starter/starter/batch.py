@@ -44,6 +44,7 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
         try:
             deliveries.append(Delivery(message_id, body, event=parse_record(record, settings), group_id=group_id))
         except InvalidMessage as invalid:
+            invalid.message_attributes = record.get("messageAttributes") or {}  # a redrive's count goes on
             deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id))
         except Exception as failure:  # one record's surprise must not fail its whole batch
             deliveries.append(Delivery(message_id, body, failure=failure, group_id=group_id))

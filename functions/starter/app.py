@@ -9,6 +9,7 @@ record and invocation only (per-thread context keys, not the Logger's shared one
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,12 +17,13 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from starter import clients
+from starter import clients, executions
 from starter.batch import Delivery, Handled, parse_batch
 from starter.dead_letter import Reason, send_to_dead_letter_queue
 from starter.executions import ExecutionRejected, run_sync_execution, start_execution
 from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
+from starter.throttling import StillThrottled, requeue
 
 logger = Logger()
 metrics = Metrics()
@@ -36,7 +38,13 @@ OUTCOMES = {
     "dead_lettered_by_workflow": ("SyncExecutionsDeadLettered", "Execution dead-lettered the event"),
     "dead_lettered": ("InvalidMessagesDeadLettered", "Invalid message: dead-lettering it"),
     "rejected": ("RejectedExecutionsDeadLettered", "Step Functions refused the execution: dead-lettering it"),
+    "requeued_throttled": (
+        "ThrottledRecordsRequeued",
+        "Step Functions throttled this record for the whole invocation: sent to the queue again",
+    ),
 }
+# Step Functions calls answered ThrottlingException (each waited out or re-queued): the throttling alarm's metric.
+THROTTLED_CALLS_METRIC = "StepFunctionsCallsThrottled"
 
 
 def reset_clients() -> None:
@@ -82,10 +90,16 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callab
             )
         else:
             sfn = clients.client("stepfunctions")
-            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id)
+            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id, remaining_seconds)
     except ExecutionRejected as rejected:
         reason = Reason.rejected(rejected, delivery.message_id, event.event_id)
         return _dead_letter(delivery, settings, reason, "rejected")
+    except StillThrottled:
+        if not settings.source_queue_url or delivery.record is None:
+            raise  # reported failed: SQS keeps it (a FIFO record must not go behind its group's later ones)
+        message_id, delay = requeue(clients.client("sqs"), settings.source_queue_url, delivery.record)
+        logger.warning(OUTCOMES["requeued_throttled"][1], requeued_as=message_id, delay_seconds=delay)
+        return "requeued_throttled"
     extra = {"execution_arn": handover.execution_arn} if handover.execution_arn else {}
     logger.info(OUTCOMES[handover.outcome][1], execution_name=handover.name, **extra)
     return handover.outcome
@@ -131,6 +145,16 @@ def _mark_already_sent(deliveries: list[Delivery], settings: Settings) -> list[D
     ]
 
 
+class _Counter:
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
 def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.thread_safe_append_keys(**_invocation_keys(context))
     try:
@@ -147,6 +171,8 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     def remaining_seconds() -> float:
         return context.get_remaining_time_in_millis() / 1000
 
+    throttled = _Counter()
+    executions.on_throttled.set(throttled.add)  # seen by each record's copy of this context
     workers = max(1, min(settings.max_concurrent_records, len(deliveries)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
         futures = [
@@ -156,6 +182,8 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
         handled = [future.result() for future in futures]
     for outcome in (h.outcome for h in handled if h.outcome is not None):
         metrics.add_metric(name=OUTCOMES[outcome][0], unit=MetricUnit.Count, value=1)
+    if throttled.value:
+        metrics.add_metric(name=THROTTLED_CALLS_METRIC, unit=MetricUnit.Count, value=throttled.value)
     failed = [h.message_id for h in handled if h.outcome is None]
     metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=len(failed))
     if failed:

@@ -18,6 +18,7 @@ class Delivery:
     invalid: InvalidMessage | None = None
     failure: Exception | None = None  # parsing failed unexpectedly: the record is reported failed
     already_sent: bool = False
+    record: dict[str, Any] | None = None  # as Lambda gave it: a throttled record is re-queued from it
 
     @property
     def event_id(self) -> str | None:
@@ -40,7 +41,7 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
     for record in records:
         message_id, body = record["messageId"], record.get("body") or ""
         try:
-            deliveries.append(Delivery(message_id, body, event=parse_record(record, settings)))
+            deliveries.append(Delivery(message_id, body, event=parse_record(record, settings), record=record))
         except InvalidMessage as invalid:
             deliveries.append(Delivery(message_id, body, invalid=invalid))
         except Exception as failure:  # one record's surprise must not fail its whole batch

@@ -42,6 +42,9 @@ class Settings:
     # EXPRESS: how long a StartSyncExecution call may take (the workflow's TimeoutSeconds plus a margin).
     sync_execution_timeout_seconds: int = 0
     max_concurrent_records: int = 1
+    # Where a record Step Functions throttled for a whole invocation is sent again (throttling.py);
+    # unset, such a record is reported failed.
+    source_queue_url: str | None = None
 
     @property
     def express(self) -> bool:
@@ -85,6 +88,7 @@ class Settings:
             state_machine_type=state_machine_type,
             processed_events_table=env.get("PROCESSED_EVENTS_TABLE") or None,
             sync_execution_timeout_seconds=sync_timeout,
+            source_queue_url=env.get("SOURCE_QUEUE_URL") or None,
             max_concurrent_records=_whole_number(
                 env, "MAX_CONCURRENT_RECORDS", DEFAULT_MAX_CONCURRENT_RECORDS[state_machine_type], 1
             ),

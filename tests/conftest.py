@@ -101,11 +101,16 @@ def _deployed() -> dict[str, _Deployment]:
 
 
 def fresh_stack(
-    embedded: EmbeddedAws, deployed: dict[str, _Deployment], key: str = "default", mode: str = "STANDARD"
+    embedded: EmbeddedAws,
+    deployed: dict[str, _Deployment],
+    key: str = "default",
+    mode: str = "STANDARD",
+    parameters: dict[str, str] | None = None,
 ) -> LocalStack:
     """The stack as just deployed: restored from the session's deployment, or deployed (once per reset).
     Another mode is another deployment (the engine is reset for it): parametrise `mode` with
-    scope="module" so a module's tests run mode by mode."""
+    scope="module" so a module's tests run mode by mode. `parameters` (other template parameters)
+    need a `key` of their own."""
     key = key if mode == "STANDARD" else f"{key}:{mode}"
     deployment = deployed.get(key)
     if deployment is not None and deployment.generation == embedded.generation:
@@ -113,7 +118,9 @@ def fresh_stack(
         embedded.clock.reset()
         return deployment.stack
     embedded.reset()
-    local_stack = deploy(embedded.endpoint_url, parameter_overrides=mode_parameters(mode))
+    local_stack = deploy(
+        embedded.endpoint_url, parameter_overrides={**(mode_parameters(mode) or {}), **(parameters or {})}
+    )
     deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
     return local_stack
 

@@ -32,6 +32,18 @@ def patches(
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
+    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    from onceflow.local.engine import asl_strings
+
+    selected += asl_strings.patches()
+    # JSONata ({% %}, $states, variables) evaluated as AWS does: onceflow/local/engine/jsonata_states.py.
+    from onceflow.local.engine import jsonata_states
+
+    selected += jsonata_states.patches()
+    # assignedVariables as JSON text in the history: onceflow/local/engine/variables.py.
+    from onceflow.local.engine import variables
+
+    selected += variables.patches()
     # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
     from onceflow.local.engine import test_state
 

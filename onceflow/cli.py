@@ -626,6 +626,10 @@ def cost(
     else:
         run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
     print_cost_run(run, shares, console)
+    if revision is None:  # the subscriber, on the template in use (it is the same with any revision's pipeline)
+        from onceflow.devtools.cost.subscriber import measure_subscriber, subscriber_table
+
+        console.print(subscriber_table(measure_subscriber(template or TEMPLATE_PATH)))
 
 
 @app.command()

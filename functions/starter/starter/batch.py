@@ -46,6 +46,7 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
             event = parse_record(record, settings)
             deliveries.append(Delivery(message_id, body, event=event, group_id=group_id, record=record))
         except InvalidMessage as invalid:
+            invalid.message_attributes = record.get("messageAttributes") or {}  # a redrive's count goes on
             deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id))
         except Exception as failure:  # one record's surprise must not fail its whole batch
             deliveries.append(Delivery(message_id, body, failure=failure, group_id=group_id))

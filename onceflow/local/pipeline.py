@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
@@ -32,6 +33,19 @@ def fast_forwarded(environment: dict[str, str], time_scale: float) -> dict[str, 
     }
 
 
+DEFAULT_MESSAGE_GROUP = "onceflow-default"
+
+
+def message_group_of(body: str) -> str:
+    """The worked example's message group: the order's customer (its events apply in order)."""
+    try:
+        decoded = json.loads(body)
+    except json.JSONDecodeError:
+        return DEFAULT_MESSAGE_GROUP
+    customer = decoded.get("customer_id") if isinstance(decoded, dict) else None
+    return customer if isinstance(customer, str) and customer else DEFAULT_MESSAGE_GROUP
+
+
 @dataclass
 class SentMessage:
     message_id: str
@@ -46,6 +60,7 @@ class LocalPipeline:
         log_stream: IO[str] | None = None,
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
         status_event_loss: StatusEventLoss | None = None,
+        subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
         keep_acknowledged: bool = True,
     ):
         """`keep_acknowledged`: keep every acknowledged record (event_source.acknowledged_records) for
@@ -77,6 +92,21 @@ class LocalPipeline:
             time_scale=aws.clock.time_scale,
             keep_acknowledged=keep_acknowledged,
         )
+        # Each subscriber behind its own queue's event source (DeploySubscriber=true).
+        self.subscribers = {
+            f.logical_id: FunctionRuntime(stack, f.logical_id, log_stream=log_stream) for f in stack.subscribers
+        }
+        self.subscriber_sources = {
+            f.logical_id: SqsEventSource(
+                self.sqs,
+                str(f.queue_url),
+                f.event_source,  # type: ignore[arg-type]
+                (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
+                time_scale=aws.clock.time_scale,
+                keep_acknowledged=keep_acknowledged,
+            )
+            for f in stack.subscribers
+        }
 
     def run_schedule_if_anything_ended(self, paced: bool = False) -> None:
         """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
@@ -96,16 +126,25 @@ class LocalPipeline:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
         self._ended_at_last_schedule = -1
 
-    def send(self, bodies: Iterable[Any]) -> list[SentMessage]:
-        """Put messages on the source queue, as a producer would (10 per request)."""
+    def send(self, bodies: Iterable[Any], groups: Sequence[str] | None = None) -> list[SentMessage]:
+        """Put messages on the source queue, as a producer would (10 per request, in order).
+
+        A FIFO source needs each message's MessageGroupId: `groups[i]`, or else the body's
+        `customer_id` (the worked example's natural group), or one default group. Each send gets a
+        fresh MessageDeduplicationId, as a producer's resend after SQS's five-minute window would:
+        a duplicate body sent here reaches the consumer, which must deduplicate it itself."""
         texts = [b if isinstance(b, str) else json.dumps(b) for b in bodies]
+        fifo = self.stack.fifo
         sent: list[SentMessage] = []
         for start in range(0, len(texts), 10):
             chunk = texts[start : start + 10]
-            response = self.sqs.send_message_batch(
-                QueueUrl=self.stack.source_queue_url,
-                Entries=[{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)],
-            )
+            entries: list[dict[str, Any]] = [{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)]
+            if fifo:
+                for i, entry in enumerate(entries):
+                    given = groups[start + i] if groups is not None else None
+                    entry["MessageGroupId"] = given or message_group_of(entry["MessageBody"])
+                    entry["MessageDeduplicationId"] = uuid.uuid4().hex
+            response = self.sqs.send_message_batch(QueueUrl=self.stack.source_queue_url, Entries=entries)
             if response.get("Failed"):
                 raise RuntimeError(f"send_message_batch failed: {response['Failed']}")
             by_id = {entry["Id"]: entry["MessageId"] for entry in response["Successful"]}
@@ -151,7 +190,8 @@ class LocalPipeline:
                 if on_batch is not None and handled:
                     on_batch(handled)
                 self.inbox.collect()
-                if handled == 0:
+                notified = self.poll_subscribers()
+                if handled == 0 and notified == 0:
                     self.safety_net.sweep()
                     if (
                         pending_feed is None
@@ -161,7 +201,8 @@ class LocalPipeline:
                         self.safety_net.sweep()  # what ended since the sweep above
                         self.run_schedule_if_anything_ended()
                         self.inbox.collect()
-                        return
+                        if self.subscribers_idle():
+                            return
                 if time.monotonic() > deadline:
                     raise ExecutionTimeout(
                         f"pipeline still busy after {timeout}s: "
@@ -170,6 +211,14 @@ class LocalPipeline:
                     )
                 if handled == 0:
                     time.sleep(0.02)
+
+    def poll_subscribers(self) -> int:
+        """One batch for each subscriber; how many records they had."""
+        return sum(source.poll_once() for source in self.subscriber_sources.values())
+
+    def subscribers_idle(self) -> bool:
+        """Every subscriber queue is empty (a record waiting out its visibility timeout counts)."""
+        return all(self.queue_depth(source.queue_url) == 0 for source in self.subscriber_sources.values())
 
     def executions(self) -> list[ExecutionResult]:
         return [wait_for(self.sfn, e["executionArn"]) for e in list_executions(self.sfn, self.stack.state_machine_arn)]

@@ -30,9 +30,16 @@ ENGINE_MODULES = (
     "onceflow.local.engine.execution_index",
     "onceflow.local.engine.index_query",
     "onceflow.local.engine.transact_get",
+    "onceflow.local.engine.sns_fifo",
+    "onceflow.local.engine.asl_strings",
+    "onceflow.local.engine.jsonata_states",
+    "onceflow.local.engine.variables",
     "onceflow.local.engine.test_state",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
+    "onceflow.local.engine.execution_api",
+    "onceflow.local.engine.sqs_fifo",
+    "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )
 

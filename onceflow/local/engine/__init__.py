@@ -60,6 +60,10 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
+    from onceflow.local.engine import execution_api
+
+    selected += execution_api.patches()
     # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
     from onceflow.local.engine import sqs_fifo
 

@@ -34,6 +34,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.test_state",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
+    "onceflow.local.engine.execution_api",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",

@@ -250,43 +250,48 @@ def run_demo(
 
     outage_from, outage_to = 2, 3  # chunks during which SNS is down for longer than Publish retries
     redelivery_budget = redeliveries
-    with ExitStack() as outage, interrupts.installed(), ExitStack() as logging_effects:
-        if options.fifo:
+    with ExitStack() as logging_effects:
+        if options.fifo:  # the redrive below is logged too: a redriven letter goes to the end of its group
             logging_effects.enter_context(effects.installed())
-        for index, chunk in enumerate(chunks):
-            with ExitStack() as chunk_faults:
-                if index == 1:
-                    crash.armed = True
-                if index == outage_from:
-                    outage.enter_context(_counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)"))
-                if index == outage_to + 1:
-                    outage.close()
-                if index == 4 and loss is not None:
-                    for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
-                        interrupts.arm(event_id, "Publish notification", "stop")
-                if index == 5:
-                    chunk_faults.enter_context(
-                        _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
-                    )
-                if index == 6:
-                    chunk_faults.enter_context(
-                        _counted(faults.dynamodb_transaction_conflicts(times=4), log, "DynamoDB transaction conflicts")
-                    )
-                pipeline.send(chunk)
-                pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
-            # A FIFO queue hands no deleted message over again: that fault is a standard queue's only.
-            handled = [] if options.fifo else pipeline.event_source.acknowledged_records
-            take = min(redelivery_budget // max(1, len(chunks) - index), len(handled))
-            if take:  # SQS redelivers messages that were already handled and deleted
-                sample = rng.sample(handled, take)
-                response = pipeline.starter.invoke({"Records": sample})
-                log.add("redeliveries of handled messages", take)
-                log.add("redeliveries reported failed", len(response["batchItemFailures"]))
-                redelivery_budget -= take
-        pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
-    if loss is not None:
-        log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
-        log.add("status change events lost", loss.lost)
+        with ExitStack() as outage, interrupts.installed():
+            for index, chunk in enumerate(chunks):
+                with ExitStack() as chunk_faults:
+                    if index == 1:
+                        crash.armed = True
+                    if index == outage_from:
+                        outage.enter_context(
+                            _counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)")
+                        )
+                    if index == outage_to + 1:
+                        outage.close()
+                    if index == 4 and loss is not None:
+                        for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
+                            interrupts.arm(event_id, "Publish notification", "stop")
+                    if index == 5:
+                        chunk_faults.enter_context(
+                            _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
+                        )
+                    if index == 6:
+                        chunk_faults.enter_context(
+                            _counted(
+                                faults.dynamodb_transaction_conflicts(times=4), log, "DynamoDB transaction conflicts"
+                            )
+                        )
+                    pipeline.send(chunk)
+                    pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+                # A FIFO queue hands no deleted message over again: that fault is a standard queue's only.
+                handled = [] if options.fifo else pipeline.event_source.acknowledged_records
+                take = min(redelivery_budget // max(1, len(chunks) - index), len(handled))
+                if take:  # SQS redelivers messages that were already handled and deleted
+                    sample = rng.sample(handled, take)
+                    response = pipeline.starter.invoke({"Records": sample})
+                    log.add("redeliveries of handled messages", take)
+                    log.add("redeliveries reported failed", len(response["batchItemFailures"]))
+                    redelivery_budget -= take
+            pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+        if loss is not None:
+            log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
+            log.add("status change events lost", loss.lost)
 
         moved = redrive_transient(pipeline)
         log.add("dead letters redriven after the outage", moved)

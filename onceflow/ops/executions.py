@@ -28,6 +28,13 @@ class ExecutionResult:
     status: str
     input: dict[str, Any]
     history: list[dict[str, Any]]
+    # DescribeExecution's answer, read when the history has no events (an embedded AWS's history
+    # budget pruned it): its dates, status, input, output, error and cause are all that is left.
+    described: dict[str, Any] | None = None
+
+    @property
+    def pruned(self) -> bool:
+        return not self.history and self.described is not None
 
     @property
     def path(self) -> list[str]:

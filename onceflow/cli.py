@@ -534,3 +534,30 @@ def cost(
     else:
         run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
     print_cost_run(run, shares, console)
+
+
+@app.command()
+def capacity(
+    region: Annotated[str, typer.Option(help="the AWS region whose quotas apply")] = "us-east-1",
+    backlog: Annotated[
+        int, typer.Option(min=0, help="a backlog of this many events: how long it takes to drain")
+    ] = 1_000_000,
+    groups: Annotated[int | None, typer.Option(min=1, help="FIFO source: message groups with messages waiting")] = None,
+    template: Annotated[Path | None, typer.Option(help="a template.yaml (its ASL and functions beside it)")] = None,
+    parameter: Annotated[
+        list[str] | None, typer.Option(help="template parameter override KEY=VALUE (repeatable)")
+    ] = None,
+) -> None:
+    """Sustained events/s per mode in a region from AWS's published quotas: what binds first, bursts, drains, latency."""
+    import logging
+
+    from onceflow.devtools.capacity import RegionError, capacity_for, load_quotas, print_capacity
+    from onceflow.local.template import TEMPLATE_PATH
+
+    logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
+    overrides = dict(item.partition("=")[::2] for item in parameter or [])
+    try:
+        capacities = capacity_for(template or TEMPLATE_PATH, region, overrides, groups)
+    except RegionError as error:
+        _fail(f"--region: {error}")
+    print_capacity(capacities, load_quotas(region), backlog, console)

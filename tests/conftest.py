@@ -30,6 +30,7 @@ from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import stop_running
 from onceflow.ops.observe import NotificationInbox
 from tests.endpoints.markers import MARKER, MARKER_HELP, embedded_only_reason
+from tests.skip_summary import pytest_terminal_summary  # noqa: F401 (a hook: the skipped tests named at the end)
 
 # moto logs every failed task at ERROR with a long repr; the tests assert on the history instead.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
@@ -100,11 +101,16 @@ def _deployed() -> dict[str, _Deployment]:
 
 
 def fresh_stack(
-    embedded: EmbeddedAws, deployed: dict[str, _Deployment], key: str = "default", mode: str = "STANDARD"
+    embedded: EmbeddedAws,
+    deployed: dict[str, _Deployment],
+    key: str = "default",
+    mode: str = "STANDARD",
+    parameters: dict[str, str] | None = None,
 ) -> LocalStack:
     """The stack as just deployed: restored from the session's deployment, or deployed (once per reset).
     Another mode is another deployment (the engine is reset for it): parametrise `mode` with
-    scope="module" so a module's tests run mode by mode."""
+    scope="module" so a module's tests run mode by mode. `parameters` (other template parameters)
+    need a `key` of their own."""
     key = key if mode == "STANDARD" else f"{key}:{mode}"
     deployment = deployed.get(key)
     if deployment is not None and deployment.generation == embedded.generation:
@@ -112,7 +118,9 @@ def fresh_stack(
         embedded.clock.reset()
         return deployment.stack
     embedded.reset()
-    local_stack = deploy(embedded.endpoint_url, parameter_overrides=mode_parameters(mode))
+    local_stack = deploy(
+        embedded.endpoint_url, parameter_overrides={**(mode_parameters(mode) or {}), **(parameters or {})}
+    )
     deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
     return local_stack
 

@@ -18,11 +18,12 @@ The engine's speed-ups (onceflow/local/engine/speedups.py) are each switchable w
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from werkzeug.serving import make_server
 
 from onceflow.local import engine
 from onceflow.local.engine import direct_transport, retention, shape
+from onceflow.local.engine import quotas as engine_quotas
 from onceflow.local.engine import speedups as engine_speedups
 from onceflow.local.engine.shape import MotoShapeError, Need, need
 
@@ -158,15 +160,18 @@ class EmbeddedAws:
         time_scale: float = 0.0,
         speedups: bool | str | Iterable[str] = True,
         history_budget: int | None = None,
+        quotas: engine_quotas.EngineQuotas | None = None,
     ):
         """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
         `history_budget`: keep the histories of at most this many finished executions (oldest are
-        pruned; None keeps all, as tests that read every execution need). See retention.py."""
+        pruned; None keeps all, as tests that read every execution need). See retention.py.
+        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): quotas.py."""
         shape.check_engine()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
         self.speedups = engine_speedups.resolve(speedups)
         self.retention = retention.Retention(history_budget) if history_budget is not None else None
+        self.quotas = engine_quotas.QuotaSwitch(quotas)
         self._request_lock = threading.RLock()
         self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
@@ -206,7 +211,9 @@ class EmbeddedAws:
             "_wait_interval",
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
-        for owner, name, replacement in engine.patches(speedups=self.speedups, request_lock=self._request_lock):
+        for owner, name, replacement in engine.patches(
+            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas
+        ):
             self._patch(owner, name, replacement)
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app),
@@ -260,6 +267,15 @@ class EmbeddedAws:
         else:
             os.environ["MOTO_PORT"] = self._previous_moto_port
         self._server = None
+
+    @contextlib.contextmanager
+    def enforcing(self, quotas: engine_quotas.EngineQuotas) -> Iterator[engine_quotas.EngineQuotas]:
+        """Enforce these quotas while the block runs (the engine started with none or others)."""
+        before, self.quotas.active = self.quotas.active, quotas
+        try:
+            yield quotas
+        finally:
+            self.quotas.active = before
 
     def _patch(self, owner: Any, name: str, value: Any) -> None:
         # A class's own attribute is saved as defined (an API moto lacks, such as TestState, is

@@ -206,3 +206,23 @@ def start_execution_failures(times: int | None = None) -> Any:
         times=times,
         name="stepfunctions.start_execution:AccessDeniedException",
     )
+
+
+def step_functions_throttling(times: int | None = None, operation: str = "start_execution") -> Any:
+    """Sustained throttling of StartExecution or StartSyncExecution (`operation`): each call in the
+    window answers ThrottlingException (HTTP 400, "Rate exceeded"), as AWS does over the token
+    bucket (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html). Applied at
+    the endpoint's response, where the engine's StartSyncExecution lives."""
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    from onceflow.local.engine.quotas import ThrottlingException
+
+    if operation not in ("start_execution", "start_sync_execution"):
+        raise ValueError(f"operation {operation!r}: start_execution or start_sync_execution")
+    return inject(
+        StepFunctionResponse,
+        operation,
+        ThrottlingException,
+        times=times,
+        name=f"stepfunctions.{operation}:ThrottlingException",
+    )

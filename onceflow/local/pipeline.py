@@ -46,6 +46,7 @@ class LocalPipeline:
         log_stream: IO[str] | None = None,
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
         status_event_loss: StatusEventLoss | None = None,
+        subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
     ):
         self.aws = aws
         self.stack = stack
@@ -72,6 +73,20 @@ class LocalPipeline:
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
         )
+        # Each subscriber behind its own queue's event source (DeploySubscriber=true).
+        self.subscribers = {
+            f.logical_id: FunctionRuntime(stack, f.logical_id, log_stream=log_stream) for f in stack.subscribers
+        }
+        self.subscriber_sources = {
+            f.logical_id: SqsEventSource(
+                self.sqs,
+                str(f.queue_url),
+                f.event_source,  # type: ignore[arg-type]
+                (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
+                time_scale=aws.clock.time_scale,
+            )
+            for f in stack.subscribers
+        }
 
     def run_schedule_if_anything_ended(self) -> None:
         """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
@@ -140,7 +155,8 @@ class LocalPipeline:
                 if on_batch is not None and handled:
                     on_batch(handled)
                 self.inbox.collect()
-                if handled == 0:
+                notified = self.poll_subscribers()
+                if handled == 0 and notified == 0:
                     self.safety_net.sweep()
                     if (
                         pending_feed is None
@@ -150,7 +166,8 @@ class LocalPipeline:
                         self.safety_net.sweep()  # what ended since the sweep above
                         self.run_schedule_if_anything_ended()
                         self.inbox.collect()
-                        return
+                        if self.subscribers_idle():
+                            return
                 if time.monotonic() > deadline:
                     raise ExecutionTimeout(
                         f"pipeline still busy after {timeout}s: "
@@ -159,6 +176,14 @@ class LocalPipeline:
                     )
                 if handled == 0:
                     time.sleep(0.02)
+
+    def poll_subscribers(self) -> int:
+        """One batch for each subscriber; how many records they had."""
+        return sum(source.poll_once() for source in self.subscriber_sources.values())
+
+    def subscribers_idle(self) -> bool:
+        """Every subscriber queue is empty (a record waiting out its visibility timeout counts)."""
+        return all(self.queue_depth(source.queue_url) == 0 for source in self.subscriber_sources.values())
 
     def executions(self) -> list[ExecutionResult]:
         return [wait_for(self.sfn, e["executionArn"]) for e in list_executions(self.sfn, self.stack.state_machine_arn)]

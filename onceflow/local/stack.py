@@ -50,6 +50,9 @@ class LocalFunction:
     schedules: tuple[str, ...] = ()
     # Where failed asynchronous invocations go (the function's DeadLetterConfig), as a queue URL.
     dead_letter_queue_url: str | None = None
+    # The queue of its SQS event source and that mapping's settings, if it has one.
+    queue_url: str | None = None
+    event_source: EventSourceSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,11 @@ class LocalStack:
     service_endpoints: dict[str, str] = field(default_factory=dict)
     # Every function of the template by logical id (the starter's fields above repeat its entry).
     functions: dict[str, LocalFunction] = field(default_factory=dict)
+
+    @property
+    def subscribers(self) -> list[LocalFunction]:
+        """SQS-triggered functions other than the starter (behind queues subscribed to the topic)."""
+        return [f for f in self.functions.values() if f.queue_url and f.code_dir != self.starter_code_dir]
 
     @property
     def scheduled_functions(self) -> list[LocalFunction]:
@@ -137,6 +145,24 @@ def _wait_for_stack(cloudformation: Any, stack_name: str, timeout: float = 60) -
         time.sleep(0.1)
 
 
+def _subscribe(endpoint_url: str, plan: LocalPlan, outputs: dict[str, str]) -> None:
+    """moto's CloudFormation skips AWS::SNS::Subscription; make each (whose Condition holds) through the API."""
+    sns = client(endpoint_url, "sns")
+    for subscription in plan.subscriptions:
+        prefix = subscription.output_prefix
+        if prefix + "Topic" not in outputs:
+            continue
+        attributes = {name: outputs[prefix + name] for name in subscription.ATTRIBUTES if prefix + name in outputs}
+        if prefix + "RedriveTarget" in outputs:
+            attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": outputs[prefix + "RedriveTarget"]})
+        sns.subscribe(
+            TopicArn=outputs[prefix + "Topic"],
+            Protocol=outputs[prefix + "Protocol"],
+            Endpoint=outputs[prefix + "Endpoint"],
+            Attributes=attributes,
+        )
+
+
 def _apply_what_moto_cloudformation_skips(endpoint_url: str, plan: LocalPlan) -> None:
     """moto's CloudFormation ignores a table's TimeToLiveSpecification; apply it through the API."""
     dynamodb = client(endpoint_url, "dynamodb")
@@ -174,6 +200,7 @@ def deploy(
     )
     outputs = _outputs(_wait_for_stack(cloudformation, stack_name))
     _apply_what_moto_cloudformation_skips(endpoint_url, plan)
+    _subscribe(endpoint_url, plan, outputs)
     substitutions = definition_substitutions(plan, outputs)
     client(endpoint_url, "stepfunctions").create_state_machine(
         name=plan.state_machine_name,
@@ -221,11 +248,13 @@ def build_local_stack(
     service_endpoints = service_endpoints or {}
     sqs = client(service_endpoints.get("sqs", endpoint_url), "sqs")
     source_queue_url = outputs["SourceQueueUrl"]
-    queue = sqs.get_queue_attributes(QueueUrl=source_queue_url, AttributeNames=["All"])["Attributes"]
-    redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
-    functions = {lid: _local_function(sqs, function, outputs) for lid, function in plan.functions.items()}
+    functions = {
+        lid: _local_function(sqs, function, outputs)
+        for lid, function in plan.functions.items()
+        if function.condition is None or function.deployed_output in outputs
+    }
     starter = functions[plan.function.logical_id]
-    esm = plan.function.event_source_prefix
+    assert starter.event_source is not None  # the plan found it behind the source queue
     return LocalStack(
         endpoint_url=endpoint_url,
         stack_name=plan.stack_name,
@@ -241,13 +270,7 @@ def build_local_stack(
         starter_handler=starter.handler,
         starter_timeout=starter.timeout,
         starter_environment=starter.environment,
-        event_source=EventSourceSettings(
-            batch_size=int(outputs.get(esm + "BatchSize", 10)),
-            batching_window_seconds=float(outputs.get(esm + "MaximumBatchingWindowInSeconds", 0)),
-            maximum_concurrency=int(outputs.get(esm + "MaximumConcurrency", 1000)),
-            visibility_timeout=int(queue.get("VisibilityTimeout", 30)),
-            max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
-        ),
+        event_source=starter.event_source,
         definition_path=plan.state_machine.definition_path,
         substitutions=definition_substitutions(plan, outputs),
         service_endpoints=dict(service_endpoints),
@@ -260,7 +283,10 @@ def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str
     dead_letter_url = (
         sqs.get_queue_url(QueueName=dead_letter_arn.rsplit(":", 1)[-1])["QueueUrl"] if dead_letter_arn else None
     )
+    queue_url = outputs.get(function.queue_output)
     return LocalFunction(
+        queue_url=queue_url,
+        event_source=_event_source_settings(sqs, function, queue_url, outputs) if queue_url else None,
         logical_id=function.logical_id,
         name=function.name,
         code_dir=function.code_dir,
@@ -270,6 +296,21 @@ def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str
         environment=environment_names(function, outputs),
         schedules=function.schedules,
         dead_letter_queue_url=dead_letter_url,
+    )
+
+
+def _event_source_settings(
+    sqs: Any, function: EmulatedFunction, queue_url: str, outputs: dict[str, str]
+) -> EventSourceSettings:
+    queue = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["All"])["Attributes"]
+    redrive = json.loads(queue["RedrivePolicy"]) if "RedrivePolicy" in queue else {}
+    esm = function.event_source_prefix
+    return EventSourceSettings(
+        batch_size=int(outputs.get(esm + "BatchSize", 10)),
+        batching_window_seconds=float(outputs.get(esm + "MaximumBatchingWindowInSeconds", 0)),
+        maximum_concurrency=int(outputs.get(esm + "MaximumConcurrency", 1000)),
+        visibility_timeout=int(queue.get("VisibilityTimeout", 30)),
+        max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
     )
 
 

@@ -29,6 +29,7 @@ from samtranslator.yaml_helper import yaml_parse
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_PATH = PROJECT_ROOT / "template.yaml"
 EMULATED_TYPES = {
+    "AWS::SNS::Subscription",
     "AWS::Lambda::Function",
     "AWS::Lambda::EventSourceMapping",
     "AWS::Lambda::Permission",
@@ -106,6 +107,7 @@ class EmulatedFunction:
     sqs_queue_logical_id: str | None  # the queue of its SQS event source, if it has one
     schedules: tuple[str, ...]  # ScheduleExpression of every schedule rule that targets it
     has_dead_letter_target: bool  # DeadLetterConfig: where failed asynchronous invocations go
+    condition: str | None = None  # the template Condition it is deployed under, if any
 
     @property
     def environment_prefix(self) -> str:
@@ -120,9 +122,34 @@ class EmulatedFunction:
         return "LocalDlq" + self.logical_id
 
     @property
+    def queue_output(self) -> str:
+        return "LocalQueue" + self.logical_id
+
+    @property
+    def deployed_output(self) -> str:
+        # Present only when the function's Condition holds (an output under the same Condition).
+        return "LocalDeployed" + self.logical_id
+
+    @property
     def timeout_output(self) -> str:
         # The Timeout as CloudFormation resolves it (it may be an intrinsic, e.g. !If on the mode).
         return "LocalTimeout" + self.logical_id
+
+
+@dataclass(frozen=True)
+class EmulatedSubscription:
+    """An AWS::SNS::Subscription, which moto's CloudFormation does not create: made through the SNS
+    API from outputs that carry its resolved properties (present only when its Condition holds)."""
+
+    logical_id: str
+
+    @property
+    def output_prefix(self) -> str:
+        return "LocalSns" + self.logical_id
+
+    # property -> output-key suffix
+    PROPERTIES = {"TopicArn": "Topic", "Protocol": "Protocol", "Endpoint": "Endpoint"}
+    ATTRIBUTES = ("RawMessageDelivery", "FilterPolicy", "FilterPolicyScope")
 
 
 @dataclass(frozen=True)
@@ -141,11 +168,13 @@ class LocalPlan:
     state_machine: EmulatedStateMachine
     state_machine_name: str
     stack_name: str
+    starter_id: str = ""
+    subscriptions: tuple[EmulatedSubscription, ...] = ()
 
     @property
     def function(self) -> EmulatedFunction:
-        """The function behind the SQS event source: the starter."""
-        return next(f for f in self.functions.values() if f.sqs_queue_logical_id is not None)
+        """The function behind the source queue: the starter."""
+        return self.functions[self.starter_id]
 
     @property
     def source_queue_logical_id(self) -> str:
@@ -243,10 +272,14 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
     function_ids = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::Function"]
     machines = [lid for lid, r in sam_resources.items() if r.get("Type") == "AWS::Serverless::StateMachine"]
     queues = {lid: _sqs_queue_of(lid, sam_resources[lid]) for lid in function_ids}
-    if len(machines) != 1 or sum(q is not None for q in queues.values()) != 1:
+    # The starter is the function behind the queue the stack outputs as SourceQueueUrl; other
+    # SQS-triggered functions (subscribers) each get an event source of their own.
+    source_queue = _referenced_id(sam.get("Outputs", {}).get("SourceQueueUrl", {}).get("Value"))
+    starters = [f for f, q in queues.items() if q is not None and q == source_queue]
+    if len(machines) != 1 or len(starters) != 1:
         raise TemplateError(
-            "the local stack emulates one state machine and one SQS-triggered function; "
-            f"found {machines} and {[f for f, q in queues.items() if q]}"
+            "the local stack emulates one state machine and one function behind the queue output as "
+            f"SourceQueueUrl; found {machines} and {starters}"
         )
     machine_id = machines[0]
 
@@ -295,22 +328,48 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
             sqs_queue_logical_id=queues[function_id],
             schedules=_schedules_of(function_id, resources),
             has_dead_letter_target="TargetArn" in properties.get("DeadLetterConfig", {}),
+            condition=emulated[function_id].get("Condition"),
         )
         functions[function_id] = function
+        # Outputs of a function deployed under a Condition exist only when it holds.
+        outputs_of_function: dict[str, Any] = {function.deployed_output: "true"}
         for name, value in variables.items():
-            extra[_output_key(function.environment_prefix, name)] = value
+            outputs_of_function[_output_key(function.environment_prefix, name)] = value
         timeout = properties.get("Timeout", 3)
-        extra[function.timeout_output] = timeout if isinstance(timeout, dict) else str(timeout)
+        outputs_of_function[function.timeout_output] = timeout if isinstance(timeout, dict) else str(timeout)
         if function.has_dead_letter_target:
-            extra[function.dead_letter_output] = properties["DeadLetterConfig"]["TargetArn"]
+            outputs_of_function[function.dead_letter_output] = properties["DeadLetterConfig"]["TargetArn"]
+        if function.sqs_queue_logical_id is not None:
+            outputs_of_function[function.queue_output] = {"Ref": function.sqs_queue_logical_id}
         mapping = mappings.get(function_id)
         if mapping is not None:
             for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
                 if name in mapping:
-                    extra[_output_key(function.event_source_prefix, name)] = mapping[name]
-            extra[function.event_source_prefix + "MaximumConcurrency"] = mapping.get("ScalingConfig", {}).get(
-                "MaximumConcurrency", 1000
-            )
+                    outputs_of_function[_output_key(function.event_source_prefix, name)] = mapping[name]
+            outputs_of_function[function.event_source_prefix + "MaximumConcurrency"] = mapping.get(
+                "ScalingConfig", {}
+            ).get("MaximumConcurrency", 1000)
+        for key, value in outputs_of_function.items():
+            value = value if isinstance(value, dict | str) else str(value)  # an output's value is text
+            outputs[key] = {"Value": value, **({"Condition": function.condition} if function.condition else {})}
+    subscriptions = []
+    for logical_id, resource in emulated.items():
+        if resource["Type"] != "AWS::SNS::Subscription":
+            continue
+        subscription = EmulatedSubscription(logical_id)
+        subscriptions.append(subscription)
+        properties = resource["Properties"]
+        values = {suffix: properties[name] for name, suffix in subscription.PROPERTIES.items()}
+        values.update({name: properties[name] for name in subscription.ATTRIBUTES if name in properties})
+        if "RedrivePolicy" in properties:
+            values["RedriveTarget"] = properties["RedrivePolicy"]["deadLetterTargetArn"]
+        condition = {"Condition": resource["Condition"]} if "Condition" in resource else {}
+        for suffix, value in values.items():
+            if isinstance(value, bool):
+                value = str(value).lower()
+            elif isinstance(value, dict) and not any(k.startswith(("Fn::", "Ref")) for k in value):
+                value = json.dumps(value)
+            outputs[subscription.output_prefix + suffix] = {"Value": value, **condition}
     machine_properties = emulated[machine_id]["Properties"]
     substitutions = machine_properties.get("DefinitionSubstitutions", {})
     for name, value in substitutions.items():
@@ -331,4 +390,6 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
         state_machine=EmulatedStateMachine(machine_id, local_paths[machine_id], tuple(substitutions)),
         state_machine_name=state_machine_name,
         stack_name=stack_name,
+        starter_id=starters[0],
+        subscriptions=tuple(subscriptions),
     )

@@ -47,10 +47,14 @@ class Reconciler:
         return values
 
 
-def reconciler_for(stack: LocalStack, threshold_seconds: int) -> Reconciler:
+def reconciler_for(stack: LocalStack, threshold_seconds: int, **environment: str) -> Reconciler:
+    """The reconciler with this pending threshold and any other environment variables given."""
     logs = io.StringIO()
     runtime = FunctionRuntime(
-        stack, RECONCILER, extra_environment={"PENDING_THRESHOLD_SECONDS": str(threshold_seconds)}, log_stream=logs
+        stack,
+        RECONCILER,
+        extra_environment={"PENDING_THRESHOLD_SECONDS": str(threshold_seconds), **environment},
+        log_stream=logs,
     )
     return Reconciler(runtime, logs)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -83,3 +84,14 @@ def test_the_local_plan_emulates_every_function_with_its_layers_and_schedule():
 def _target(plan) -> str:
     [target] = plan.cloudformation["Resources"]["SafetyNetRule"]["Properties"]["Targets"]
     return str(target["Arn"])
+
+
+def test_the_execution_lookback_covers_the_longest_execution():
+    """ListExecutions sorts by start, newest first; a sweep stops paging at executions that started
+    a lookback before its checkpoint, so one that ran longer would be missed when it ends after it."""
+    [uri] = [
+        r["Properties"]["DefinitionUri"] for r in RESOURCES.values() if r["Type"] == "AWS::Serverless::StateMachine"
+    ]
+    definition = json.loads((TEMPLATE_PATH.parent / uri).read_text())
+    variables = RESOURCES["ReconcilerFunction"]["Properties"]["Environment"]["Variables"]
+    assert int(variables["EXECUTION_LOOKBACK_SECONDS"]) >= definition["TimeoutSeconds"] > 0

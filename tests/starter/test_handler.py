@@ -91,6 +91,30 @@ def test_redelivery_of_one_message_starts_one_execution(stack, starter, starter_
     assert described["input"] == execution_input(order("order-1"), message_id=record["messageId"])
 
 
+def test_redelivery_after_its_execution_ended_unfinished_is_acknowledged(stack, starter, starter_logs):
+    """The execution dead-lettered the event itself (SNS down), so the event stays pending and the
+    pre-check lets the redelivery through: StartExecution with the same name answers
+    ExecutionAlreadyExists (a closed execution's name is not reused, API_StartExecution.html), and
+    that is this delivery's success. Reporting it failed would redeliver it until the redrive
+    policy dead-letters it a second time."""
+    record = sqs_record(order("order-ended"), message_id="3f1c9a52-6d0e-4b7a-8e21-9c4d5b6a7f80")
+    sfn = stack.client("stepfunctions")
+    with sns_publish_failures() as outage:
+        assert starter.invoke(sqs_event(record)) == {"batchItemFailures": []}
+        [ended] = executions(stack)
+        assert wait_for(sfn, ended["executionArn"]).error == "Onceflow.DeadLettered"
+    assert outage.injected >= 1
+    assert [row["status"] for row in scan(stack.client("dynamodb"), stack.processed_events_table)] == ["pending"]
+
+    redelivered = starter.invoke(sqs_event(record))
+
+    assert redelivered == {"batchItemFailures": []}
+    assert [e["executionArn"] for e in executions(stack)] == [ended["executionArn"]]
+    [line] = records_logged(starter_logs, "Delivery already handed over: execution exists")
+    assert line["message_id"] == record["messageId"]
+    assert metric_totals(starter_logs)["ExecutionsAlreadyStarted"] == 1
+
+
 def test_producer_resend_after_sent_starts_no_execution(stack, starter, starter_logs, inbox):
     """The pre-check (one BatchGetItem): an event already sent with this payload is acknowledged."""
     sfn = stack.client("stepfunctions")

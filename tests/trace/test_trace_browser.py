@@ -23,7 +23,7 @@ from tests.trace.histories import History
 from tests.trace.many import DLQ, MARK, PUBLISH, RECORD, definition, executions
 from tests.trace.page_reader import read_html
 
-_NO_BROWSER = "needs Chromium on PATH (apt-get install chromium; .ci/run's `browser` section installs it)"
+_NO_BROWSER = "needs Chromium on PATH; install it with: sudo bash .ci/run browser"
 if chromium() is None and os.environ.get("CI"):  # .ci/run installs it: in CI a missing browser fails, never skips
     raise RuntimeError(_NO_BROWSER)
 pytestmark = pytest.mark.skipif(chromium() is None, reason=_NO_BROWSER)

@@ -1,5 +1,5 @@
 """How a dead letter carries its reason: the message attribute names, one home for all writers
-(the starter, the state machine's ASL, the reconciler) and readers (the redrive tool, reports).
+(the starter, the state machine's ASL, the reconciler, the subscriber building block) and readers (the redrive tool, reports).
 
 The state machine's ASL cannot import this module; a static test checks that the attribute names
 its `Send to dead-letter queue` state writes are these.
@@ -24,6 +24,8 @@ REASON_ATTRIBUTES = frozenset({ERROR, CAUSE, FIELD, RULE, SOURCE, SOURCE_MESSAGE
 FROM_STARTER = "starter"
 FROM_STATE_MACHINE = "state-machine"
 FROM_RECONCILER = "reconciler"
+# The subscriber building block (functions/subscriber), into its own dead-letter queue.
+FROM_SUBSCRIBER = "subscriber"
 FROM_REDRIVE_POLICY = "redrive-policy"
 WRITERS = frozenset({FROM_STARTER, FROM_STATE_MACHINE, FROM_RECONCILER})
 

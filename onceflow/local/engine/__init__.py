@@ -12,7 +12,11 @@ from typing import Any
 Patch = tuple[Any, str, Any]
 
 
-def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading.RLock | None = None) -> list[Patch]:
+def patches(
+    speedups: bool | str | Iterable[str] = True,
+    request_lock: threading.RLock | None = None,
+    quotas: Any = None,
+) -> list[Patch]:
     from onceflow.local import mocking
     from onceflow.local.engine import retention
     from onceflow.local.engine import speedups as speedup_patches
@@ -40,4 +44,9 @@ def patches(speedups: bool | str | Iterable[str] = True, request_lock: threading
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
+    # it wraps the engine's own StartSyncExecution.
+    from onceflow.local.engine import quotas as engine_quotas
+
+    selected += engine_quotas.moto_patches(quotas, selected)
     return selected

@@ -30,6 +30,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.test_state",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
+    "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )
 

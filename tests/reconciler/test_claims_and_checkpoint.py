@@ -1,0 +1,147 @@
+"""The reconciler's three guards that runs one after another cannot show: the claim's condition
+(two runs racing), the checkpoint of a run that stopped early, and the execution lookback.
+
+Each test here fails with its guard taken out (checked by taking each out): the claim put
+without its ConditionExpression dead-letters twice; a checkpoint saved by a run cut short by its
+dead-letter budget loses the executions it left; EXECUTION_LOOKBACK_SECONDS=0 never finds an
+execution that was still running when a sweep saved its checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from moto.dynamodb.exceptions import ERROR_TYPE_PREFIX, DynamodbException
+from moto.dynamodb.models import DynamoDBBackend
+
+from onceflow.local.faults import inject
+from onceflow.local.safety_net import status_change_event
+from onceflow.ops.executions import wait_for
+from onceflow.ops.observe import drain, scan
+from tests.reconciler.conftest import reconciler_for, start_and_stop
+from tests.support import RetryHold, execution_input, order
+
+SCHEDULE_PERIOD = timedelta(minutes=5)  # template.yaml: the reconciler's rate(5 minutes)
+
+
+def _checkpoint(stack, reconciler) -> int | None:
+    table = reconciler.runtime.environment["RECONCILER_TABLE"]
+    item = (
+        stack.client("dynamodb")
+        .get_item(TableName=table, Key={"pk": {"S": "checkpoint#executions"}}, ConsistentRead=True)
+        .get("Item")
+    )
+    return int(item["swept_until"]["N"]) if item else None
+
+
+def test_a_status_change_and_a_sweep_racing_for_one_execution_dead_letter_it_once(
+    stack, reconciler, interrupts, monkeypatch
+):
+    """Both runs read "not settled" before either claims (held at a barrier right after that read):
+    only the claim's condition stops the second from sending too."""
+    reconciler.sweep()  # its clients made before the race (boto3's default session is not thread-safe)
+    [stopped] = start_and_stop(stack, interrupts, ["order-raced"])
+    event = status_change_event(stack.client("stepfunctions").describe_execution(executionArn=stopped.arn))
+    claims = sys.modules["reconciler.claims"].Claims
+    settled = claims.settled
+    both_read = threading.Barrier(2, timeout=10)
+    raced: list[bool] = []
+
+    def settled_then_wait(self, key: str, now: int) -> bool:
+        answer = settled(self, key, now)
+        if key.endswith(stopped.arn) and len(raced) < 2:
+            raced.append(answer)
+            both_read.wait()  # the other run reads too before this one goes on to claim
+        return answer
+
+    monkeypatch.setattr(claims, "settled", settled_then_wait)
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(reconciler.status_change, event), pool.submit(reconciler.sweep)]
+        outcomes = [run.result(timeout=30) for run in runs]
+
+    assert raced == [False, False], "both runs found the execution unsettled before claiming"
+    assert sorted(len(o["dead_lettered"]) for o in outcomes) == [0, 1]
+    [dead] = drain(stack.client("sqs"), stack.dead_letter_queue_url)
+    assert dead.attributes["execution_arn"] == stopped.arn
+
+
+def test_a_sweep_stopped_by_its_budget_keeps_its_checkpoint_and_the_next_sends_the_rest(stack, interrupts, monkeypatch):
+    """Three executions stopped before Record (no pending record: only ListExecutions finds them),
+    swept two hours later by a run allowed one dead letter. Had it saved its checkpoint, the next
+    run would list from then on and never see the other two."""
+    monkeypatch.delenv("MAX_DEAD_LETTERS_PER_RUN", raising=False)  # the runtimes set it process-wide
+    unbudgeted = reconciler_for(stack, 0, MAX_DEAD_LETTERS_PER_RUN="500")
+    budgeted = reconciler_for(stack, 0, MAX_DEAD_LETTERS_PER_RUN="1")
+    assert unbudgeted.sweep()["dead_lettered"] == []  # the checkpoint before the executions
+    before = _checkpoint(stack, unbudgeted)
+    stopped = start_and_stop(stack, interrupts, ["order-b1", "order-b2", "order-b3"], state="Record event and order")
+    assert scan(stack.client("dynamodb"), stack.processed_events_table) == []
+    _clock_ahead(monkeypatch, timedelta(hours=2))
+
+    first = budgeted.sweep(after=timedelta(hours=2))
+    assert (len(first["dead_lettered"]), first["complete"]) == (1, False)
+    assert _checkpoint(stack, budgeted) == before
+    rest = unbudgeted.sweep(after=timedelta(hours=2) + SCHEDULE_PERIOD)
+
+    assert sorted(first["dead_lettered"] + rest["dead_lettered"]) == sorted(s.arn for s in stopped)
+    assert rest["complete"] and _checkpoint(stack, unbudgeted) > before
+    dead = drain(stack.client("sqs"), stack.dead_letter_queue_url)
+    assert sorted(m.attributes["event_id"] for m in dead) == ["order-b1", "order-b2", "order-b3"]
+
+
+def test_an_execution_running_when_a_sweep_saved_its_checkpoint_is_found_when_it_ends_badly(
+    stack, reconciler, embedded_aws, monkeypatch
+):
+    """Held at Record's retry (throttled, nothing recorded) while a sweep runs and saves its
+    checkpoint; then stopped, its status change lost: no pending record, no event. Only the
+    lookback (listing executions that started before the checkpoint) finds it."""
+    hold = RetryHold()
+    monkeypatch.setattr(embedded_aws.clock, "sleep", hold.sleep)
+    sfn = stack.client("stepfunctions")
+    throttled = inject(
+        DynamoDBBackend,
+        "transact_write_items",
+        lambda: DynamodbException(ERROR_TYPE_PREFIX + "ProvisionedThroughputExceededException", "Injected fault"),
+        times=1,
+        name="dynamodb.transact_write_items:ProvisionedThroughputExceeded",
+    )
+    with throttled as fault:
+        started = sfn.start_execution(
+            stateMachineArn=stack.state_machine_arn, name="order-long-1", input=execution_input(order("order-long"))
+        )
+        arn = started["executionArn"]
+        try:
+            hold.wait_until_reached()
+            # The sweep runs a second into the execution (its schedule and its clock): the checkpoint,
+            # in whole seconds, is then after the execution's start whatever the wall clock's fraction.
+            _clock_ahead(monkeypatch, timedelta(seconds=1))
+            during = reconciler.sweep(after=timedelta(seconds=1))
+            checkpoint = _checkpoint(stack, reconciler)
+            sfn.stop_execution(executionArn=arn, error="Operator.Stop", cause="stopped by hand")
+        finally:
+            hold.released.set()
+        assert wait_for(sfn, arn).status == "ABORTED"
+    assert fault.injected == 1
+    assert (during["left_running"], during["dead_lettered"], during["complete"]) == (0, [], True)
+    assert checkpoint is not None and sfn.describe_execution(executionArn=arn)["startDate"].timestamp() < checkpoint
+    assert scan(stack.client("dynamodb"), stack.processed_events_table) == []
+
+    after = reconciler.sweep(after=SCHEDULE_PERIOD)
+
+    assert after["dead_lettered"] == [arn]
+    [dead] = drain(stack.client("sqs"), stack.dead_letter_queue_url)
+    assert (dead.attributes["event_id"], dead.body) == ("order-long", json.dumps(order("order-long")))
+
+
+def _clock_ahead(monkeypatch: pytest.MonkeyPatch, by: timedelta) -> None:
+    """The reconciler's wall clock (its checkpoint's upper bound) as if `by` had passed; nothing else's."""
+    reconcile = sys.modules["reconciler.reconcile"]
+    ahead = types.SimpleNamespace(time=lambda: time.time() + by.total_seconds(), monotonic=time.monotonic)
+    monkeypatch.setattr(reconcile, "time", ahead)

@@ -109,6 +109,9 @@ JS = r"""
 (function () {
   var data = JSON.parse(document.getElementById('trace-data').textContent);
   var executions = data.executions, PAGE = 300, current = null, currentState = null;
+  executions.forEach(function (e) {  // fields left out of the data have their default value (read-only)
+    Object.keys(data.defaults).forEach(function (key) { if (!(key in e)) { e[key] = data.defaults[key]; } });
+  });
   var page = 0, sortKey = 'started', sortDir = -1, matches = [];
   var STATUS_TEXT = {succeeded: 'succeeded', retried: 'succeeded after retries', caught: 'failed, caught',
                      failed: 'failed: the execution ended here', running: 'running'};
@@ -163,12 +166,12 @@ JS = r"""
     var e = executions[index];
     var facts = [['Status', '<b class="status-' + esc(e.status) + '">' + esc(e.status) + '</b>']];
     if (e.event_id) { facts.push(['event_id', esc(e.event_id)]); }
-    facts.push(['Started', esc(e.started)], ['Stopped', esc(e.stopped || '—')], ['Duration', ms(e.ms)]);
+    facts.push(['Started', esc(e.started)], ['Stopped', esc(addMs(e.started, e.ms))], ['Duration', ms(e.ms)]);
     if (!e.pruned) {
       facts.push(['Steps', e.steps.length + ' states, ' + e.retries + ' retries, ' + e.failures + ' failed attempts']);
     }
     if (e.error) { facts.push(['Error', '<span class="failure">' + esc(e.error) + ': ' + esc(e.cause) + '</span>']); }
-    facts.push(['ARN', '<code>' + esc(e.arn) + '</code>']);
+    facts.push(['ARN', '<code>' + esc(data.arnPrefix + e.arn) + '</code>']);
     var note = (e.detailed ? '' : leftOut(e)) + (e.pruned ? '<p class="empty pruned">No history: the endpoint\'s ' +
       'history budget pruned it, so there are no steps or events; what DescribeExecution still knows is shown.</p>' : '');
     return '<section class="execution" data-index="' + index + '" data-name="' + esc(e.name) + '"><h3>' +
@@ -182,11 +185,11 @@ JS = r"""
       n.className.baseVal = n.className.baseVal.replace(/ onpath| st-[a-z]+/g, '');
     });
     document.querySelectorAll('svg .edge').forEach(function (n) { n.classList.remove('onpath'); });
-    Object.keys(e.states).forEach(function (id) {
-      var node = $(id);
-      if (node) { node.classList.add('onpath'); if (e.states[id]) { node.classList.add('st-' + e.states[id]); } }
+    Object.keys(e.states).forEach(function (index) {
+      var node = $('node-' + index);
+      if (node) { node.classList.add('onpath'); if (e.states[index]) { node.classList.add('st-' + e.states[index]); } }
     });
-    e.edges.forEach(function (id) { var n = $(id); if (n) { n.classList.add('onpath'); } });
+    e.edges.forEach(function (number) { var n = $('edge-e' + number); if (n) { n.classList.add('onpath'); } });
   }
   function setHash() {
     if (!history.replaceState) { return; }
@@ -368,7 +371,7 @@ JS = r"""
   if (params.page) { page = Number(params.page) - 1 || 0; }
   if (params.execution !== undefined) {
     var found = -1;
-    executions.forEach(function (e, i) { if (e.name === params.execution || e.arn === params.execution) { found = i; } });
+    executions.forEach(function (e, i) { if (e.name === params.execution || data.arnPrefix + e.arn === params.execution) { found = i; } });
     if (found >= 0) {
       current = found;
     } else {

@@ -16,14 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import ClientError
+from onceflow.ops.executions import ExecutionResult, history, history_budget, list_executions, oldest_first
 
-from onceflow.ops.executions import ExecutionResult, history
-
-LIST_PAGE_SIZE = 1000  # ListExecutions' maxResults may be 1 to 1,000
 READERS = 8
-# `onceflow start` tags the local state machine with its history budget (engine/retention.py).
-HISTORY_BUDGET_TAG = "onceflow:local-history-budget"
 
 Progress = Callable[[int, int], None]  # (executions read so far, executions in all)
 
@@ -33,27 +28,6 @@ class Collected:
     executions: list[ExecutionResult]  # oldest first
     pruned: int  # executions whose history is gone (DescribeExecution read instead)
     history_budget: int | None  # as the state machine's tag says, when it has one
-
-
-def list_all(sfn: Any, state_machine_arn: str) -> list[dict[str, Any]]:
-    """Every execution's ListExecutions entry, oldest first."""
-    listed: list[dict[str, Any]] = []
-    pages = sfn.get_paginator("list_executions").paginate(
-        stateMachineArn=state_machine_arn, PaginationConfig={"PageSize": LIST_PAGE_SIZE}
-    )
-    for page in pages:
-        listed.extend(page["executions"])
-    return sorted(listed, key=lambda e: (e["startDate"], e["executionArn"]))
-
-
-def history_budget(sfn: Any, state_machine_arn: str) -> int | None:
-    """The embedded AWS's history budget, from the tag `onceflow start` puts on the state machine."""
-    try:
-        tags = sfn.list_tags_for_resource(resourceArn=state_machine_arn).get("tags", [])
-    except ClientError:  # a hint only: a role on AWS may not be allowed to read tags
-        return None
-    value = next((t.get("value") for t in tags if t.get("key") == HISTORY_BUDGET_TAG), None)
-    return int(value) if value is not None and value.isdigit() else None
 
 
 def _input_of(text: str | None) -> dict[str, Any]:
@@ -84,7 +58,7 @@ def _read(sfn: Any, summary: dict[str, Any]) -> ExecutionResult:
 
 
 def collect(sfn: Any, state_machine_arn: str, progress: Progress | None = None, readers: int = READERS) -> Collected:
-    listed = list_all(sfn, state_machine_arn)
+    listed = oldest_first(list_executions(sfn, state_machine_arn))
     if progress:
         progress(0, len(listed))
     results: list[ExecutionResult] = []

@@ -9,7 +9,7 @@ from html import escape
 from onceflow.devtools.trace.aggregate import RunStats
 from onceflow.devtools.trace.assets import CSS, JS
 from onceflow.devtools.trace.graph import START_ID, Graph
-from onceflow.devtools.trace.svg import PathMarks, draw_graph, edge_dom_id, node_id
+from onceflow.devtools.trace.svg import PathMarks, draw_graph
 from onceflow.devtools.trace.walk import ExecutionTrace, Failure, Step, event_details, pretty_json
 
 _KIND_NAMES = {
@@ -133,12 +133,11 @@ def execution_json(
     output = trace.output if detailed else None
     return {
         "name": trace.name,
-        "arn": trace.result.arn,
+        "arn": trace.result.arn,  # without the run's common prefix (the page's data.arnPrefix)
         "status": trace.status,
         "event_id": str(trace.result.input.get("event_id", "")),
         "started": _time(trace.started),
-        "stopped": _time(trace.stopped) if trace.stopped else "",
-        "ms": None if duration is None else round(duration),
+        "ms": None if duration is None else round(duration),  # the page adds it to `started` for the stop
         "error": trace.error,
         "cause": trace.cause,
         "pruned": trace.pruned,
@@ -151,11 +150,33 @@ def execution_json(
         "detailed": detailed,
         "input": pretty_json(json.dumps(trace.result.input)) if detailed else None,
         "output": pretty_json(output) if output is not None else None,
-        "states": {node_id(graph, name): mark for name, mark in marks.states.items()},
-        "edges": sorted(edge_dom_id(graph.edge(e)) for e in marks.edges),
+        "states": {graph.index[name]: mark for name, mark in marks.states.items()},  # node-<index>
+        "edges": sorted(int(e[1:]) for e in marks.edges),  # edge-e<number>
         "steps": steps,
         "events": events_json(graph, trace, event_types, detailed),
     }
+
+
+# An execution's fields left out of the page's data when they have these values (the script puts them back).
+EXECUTION_DEFAULTS: dict[str, object] = {
+    "event_id": "",
+    "ms": None,
+    "error": None,
+    "cause": None,
+    "pruned": False,
+    "retries": 0,
+    "failures": 0,
+    "errors": [],
+    "entered": [],
+    "failed": [],
+    "detailed": False,
+    "input": None,
+    "output": None,
+    "states": {},
+    "edges": [],
+    "steps": [],
+    "events": [],
+}
 
 
 def _time(value: datetime | None) -> str:
@@ -481,7 +502,18 @@ def render_page(
         execution_json(graph, t, -1 if t.pruned else path_index[tuple(t.path)], i in detailed, event_types)
         for i, t in enumerate(traces)
     ]
+    # Execution ARNs are <state machine's execution prefix>:<name>: the prefix is written once.
+    prefix = traces[0].result.arn.rsplit(":", 1)[0] + ":" if traces else ""
+    if not all(t.result.arn.startswith(prefix) for t in traces):
+        prefix = ""
+    for execution in executions:
+        execution["arn"] = str(execution["arn"])[len(prefix) :]
+        for key, default in EXECUTION_DEFAULTS.items():  # 19,000 pruned executions are mostly defaults
+            if execution.get(key) == default:
+                del execution[key]
     data = {
+        "arnPrefix": prefix,
+        "defaults": EXECUTION_DEFAULTS,
         "states": list(graph.states),
         "paths": [list(path) for path in paths],
         "eventTypes": list(event_types),

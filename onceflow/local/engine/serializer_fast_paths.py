@@ -19,7 +19,6 @@ paths, takes moto's own path; the bytes written are the same
 (tests/engine/test_serializer_fast_paths.py compares them with the speed-up off).
 """
 
-
 from __future__ import annotations
 
 import re

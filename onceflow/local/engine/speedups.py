@@ -169,7 +169,6 @@ def moto_needs() -> list[Any]:
         *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
         *retention.moto_needs(),  # the modules beside this one, checked with it
         *baseline.moto_needs(),
-        *serializer_fast_paths.moto_needs(),
     ]
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
@@ -30,6 +31,19 @@ def fast_forwarded(environment: dict[str, str], time_scale: float) -> dict[str, 
         for name in FAST_FORWARDED_SECONDS
         if name in environment
     }
+
+
+DEFAULT_MESSAGE_GROUP = "onceflow-default"
+
+
+def message_group_of(body: str) -> str:
+    """The worked example's message group: the order's customer (its events apply in order)."""
+    try:
+        decoded = json.loads(body)
+    except json.JSONDecodeError:
+        return DEFAULT_MESSAGE_GROUP
+    customer = decoded.get("customer_id") if isinstance(decoded, dict) else None
+    return customer if isinstance(customer, str) and customer else DEFAULT_MESSAGE_GROUP
 
 
 @dataclass
@@ -100,16 +114,25 @@ class LocalPipeline:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
         self._ended_at_last_schedule = -1
 
-    def send(self, bodies: Iterable[Any]) -> list[SentMessage]:
-        """Put messages on the source queue, as a producer would (10 per request)."""
+    def send(self, bodies: Iterable[Any], groups: Sequence[str] | None = None) -> list[SentMessage]:
+        """Put messages on the source queue, as a producer would (10 per request, in order).
+
+        A FIFO source needs each message's MessageGroupId: `groups[i]`, or else the body's
+        `customer_id` (the worked example's natural group), or one default group. Each send gets a
+        fresh MessageDeduplicationId, as a producer's resend after SQS's five-minute window would:
+        a duplicate body sent here reaches the consumer, which must deduplicate it itself."""
         texts = [b if isinstance(b, str) else json.dumps(b) for b in bodies]
+        fifo = self.stack.fifo
         sent: list[SentMessage] = []
         for start in range(0, len(texts), 10):
             chunk = texts[start : start + 10]
-            response = self.sqs.send_message_batch(
-                QueueUrl=self.stack.source_queue_url,
-                Entries=[{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)],
-            )
+            entries: list[dict[str, Any]] = [{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)]
+            if fifo:
+                for i, entry in enumerate(entries):
+                    given = groups[start + i] if groups is not None else None
+                    entry["MessageGroupId"] = given or message_group_of(entry["MessageBody"])
+                    entry["MessageDeduplicationId"] = uuid.uuid4().hex
+            response = self.sqs.send_message_batch(QueueUrl=self.stack.source_queue_url, Entries=entries)
             if response.get("Failed"):
                 raise RuntimeError(f"send_message_batch failed: {response['Failed']}")
             by_id = {entry["Id"]: entry["MessageId"] for entry in response["Successful"]}

@@ -365,6 +365,13 @@ def redrive(
     return report
 
 
+def unknown_skip_errors(skip_errors: Collection[str], examined: RedriveReport) -> list[str]:
+    """The `--skip-error` names that are no error the pipeline writes and that no dead letter of
+    `examined` (a dry run over the queue) has: a typo, which would otherwise move everything."""
+    seen = {item.error for item in examined.items}
+    return sorted(set(skip_errors) - dead_letters.PIPELINE_ERRORS - seen)
+
+
 @dataclass(frozen=True)
 class QueueView:
     """What is in a dead-letter queue right now: counts from the queue, reasons from a sample."""

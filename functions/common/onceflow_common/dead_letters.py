@@ -7,6 +7,7 @@ its `Send to dead-letter queue` state writes are these.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # The attributes every dead letter may carry. `error`, `cause` and `source` are always present.
@@ -28,6 +29,23 @@ FROM_RECONCILER = "reconciler"
 FROM_SUBSCRIBER = "subscriber"
 FROM_REDRIVE_POLICY = "redrive-policy"
 WRITERS = frozenset({FROM_STARTER, FROM_STATE_MACHINE, FROM_RECONCILER})
+
+# The errors of the pipeline's own making a dead letter can carry (the ASL's Pass states and Fail
+# paths, the starter, the reconciler, the subscriber building block); the others are AWS's (a task's
+# `DynamoDb.…`, `States.Timeout`, a stopped execution's own). tests/operations/test_redrive.py
+# checks it against the ASL and the functions.
+PIPELINE_ERRORS = frozenset(
+    {
+        "Onceflow.CannotApply",
+        "Onceflow.EffectRefused",
+        "Onceflow.InvalidMessage",
+        "Onceflow.InvalidNotification",
+        "Onceflow.PayloadConflict",
+        "Onceflow.RecordRetriesExhausted",
+        "Onceflow.StuckPending",
+        "Onceflow.UnknownStatus",
+    }
+)
 
 # SQS accepts only these characters (the XML 1.0 set) in bodies and attribute values.
 _NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -60,3 +78,26 @@ def reason_attributes(
     attributes = {ERROR: string_attribute(error), CAUSE: string_attribute(cause), SOURCE: string_attribute(source)}
     attributes.update({name: string_attribute(value) for name, value in optional.items() if value is not None})
     return attributes
+
+
+# A FIFO queue's name, and so its URL, ends with ".fifo" (SQS requires it).
+FIFO_SUFFIX = ".fifo"
+# The group of a letter whose message group is not known (an execution input from before FIFO).
+UNKNOWN_GROUP = "onceflow-unknown-group"
+
+
+def is_fifo(queue_url: str) -> bool:
+    return queue_url.endswith(FIFO_SUFFIX)
+
+
+def fifo_fields(queue_url: str, group_id: str | None, deduplication_key: str) -> dict[str, str]:
+    """SendMessage's MessageGroupId and MessageDeduplicationId for a FIFO dead-letter queue (none
+    for a standard one). The letter keeps its message's group; the deduplication id is a digest of
+    what makes this letter one occurrence (`deduplication_key`), so a retried send is dropped by SQS
+    and a later dead-lettering of the same event is not."""
+    if not is_fifo(queue_url):
+        return {}
+    return {
+        "MessageGroupId": group_id or UNKNOWN_GROUP,
+        "MessageDeduplicationId": hashlib.sha256(deduplication_key.encode()).hexdigest(),
+    }

@@ -32,7 +32,11 @@ THROTTLING_ERRORS = {"ThrottlingException", "Throttling", "TooManyRequestsExcept
 SYNC_ATTEMPTS = 3
 # Time the function keeps after the longest StartSyncExecution call, to report the batch.
 SAFETY_MARGIN_SECONDS = 5
+# FIFO STANDARD: DescribeExecution after 0.1 s, then 1.5 times longer each time, at most 1 s apart:
+# an execution of about 0.5 s costs 4 calls, each further second one.
+FIRST_POLL_SECONDS, POLL_GROWTH, MAX_POLL_SECONDS = 0.1, 1.5, 1.0
 sleep = time.sleep  # replaced in tests
+monotonic = time.monotonic
 
 
 class ExecutionRejected(Exception):
@@ -44,7 +48,17 @@ class ExecutionRejected(Exception):
 
 
 class ExecutionNotFinished(Exception):
-    """An EXPRESS execution ended without finishing or dead-lettering its event: SQS redelivers it."""
+    """An EXPRESS execution ended without finishing or dead-lettering its event, or a waited-for
+    execution is still running when the invocation's time runs out: SQS redelivers the record."""
+
+
+class ExecutionEndedBadly(Exception):
+    """A waited-for STANDARD execution ended outside the workflow's paths (timed out, aborted, an
+    uncaught error): no redelivery reruns it (the name exists), so the record is dead-lettered."""
+
+    def __init__(self, execution_arn: str, status: str, error: str | None, cause: str | None):
+        self.execution_arn, self.status, self.error = execution_arn, status, error
+        super().__init__(f"execution {execution_arn} ended {status} ({error or 'no error'}: {cause or 'no cause'})")
 
 
 @dataclass(frozen=True)
@@ -117,3 +131,42 @@ def run_sync_execution(
     raise ExecutionNotFinished(
         f"execution {arn} ended {status} ({error_name or 'no error'}: {result.get('cause') or 'no cause'})"
     )
+
+
+def execution_arn(state_machine_arn: str, name: str) -> str:
+    """arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>."""
+    return state_machine_arn.replace(":stateMachine:", ":execution:", 1) + ":" + name
+
+
+def wait_for_execution(
+    sfn: Any,
+    handover: Handover,
+    state_machine_arn: str,
+    wait_timeout_seconds: int,
+    remaining_seconds: Callable[[], float],
+) -> Handover:
+    """FIFO STANDARD: poll DescribeExecution until the execution ended (or it was already there).
+
+    Gives up, leaving the record to SQS, when the invocation has only SAFETY_MARGIN_SECONDS left or
+    the wait reached `wait_timeout_seconds`: the redelivery finds the execution by its name and
+    waits again, so the group's next record never starts before this one ended."""
+    arn = handover.execution_arn or execution_arn(state_machine_arn, handover.name)
+    deadline = monotonic() + wait_timeout_seconds
+    delay = FIRST_POLL_SECONDS
+    while True:
+        budget = min(remaining_seconds() - SAFETY_MARGIN_SECONDS, deadline - monotonic())
+        if budget <= 0:
+            raise ExecutionNotFinished(
+                f"execution {arn} still running when the wait ran out; SQS redelivers the record"
+            )
+        sleep(min(delay, budget))
+        delay = min(delay * POLL_GROWTH, MAX_POLL_SECONDS)
+        described = sfn.describe_execution(executionArn=arn)
+        status = described.get("status")
+        if status == "RUNNING" or status == "PENDING_REDRIVE":
+            continue
+        if status == "SUCCEEDED":
+            return Handover(handover.name, "finished", arn)
+        if status == "FAILED" and described.get("error") == DEAD_LETTERED_ERROR:
+            return Handover(handover.name, "dead_lettered_by_workflow", arn)
+        raise ExecutionEndedBadly(arn, str(status), described.get("error"), described.get("cause"))

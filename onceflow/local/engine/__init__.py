@@ -32,6 +32,22 @@ def patches(
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
+    # SNS FIFO topics drop duplicates within 5 minutes and take SQS subscribers only: sns_fifo.py.
+    from onceflow.local.engine import sns_fifo
+
+    selected += sns_fifo.patches()
+    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    from onceflow.local.engine import asl_strings
+
+    selected += asl_strings.patches()
+    # JSONata ({% %}, $states, variables) evaluated as AWS does: onceflow/local/engine/jsonata_states.py.
+    from onceflow.local.engine import jsonata_states
+
+    selected += jsonata_states.patches()
+    # assignedVariables as JSON text in the history: onceflow/local/engine/variables.py.
+    from onceflow.local.engine import variables
+
+    selected += variables.patches()
     # TestState (single state or stateName, mocks, Retry/Catch outcomes): onceflow/local/engine/test_state.py.
     from onceflow.local.engine import test_state
 
@@ -44,6 +60,14 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
+    from onceflow.local.engine import execution_api
+
+    selected += execution_api.patches()
+    # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
+    from onceflow.local.engine import sqs_fifo
+
+    selected += sqs_fifo.moto_patches()
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

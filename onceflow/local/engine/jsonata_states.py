@@ -1,0 +1,170 @@
+"""The embedded Step Functions' JSONata: moto's interpreter evaluates `{% %}` expressions (and the
+JSONPath-mode variable references `$name`, which it evaluates as JSONata too) with
+onceflow/local/engine/jsonata_query.py, and fails them as AWS does.
+
+- every `{% %}` field (Arguments, Output, Assign, Choice Condition, Map Items, ItemSelector,
+  MaxConcurrency, tolerated failures, Wait Seconds/Timestamp, TimeoutSeconds, HeartbeatSeconds, ...)
+  is evaluated with `$states` and the variables in scope bound; moto's own path (the expression's
+  text with every value spliced in, evaluated by a `None` evaluator) is not used;
+- an expression that returns nothing, returns a function or raises fails the state with
+  `States.QueryEvaluationError`, its `EvaluationFailed` event naming the state and the field's
+  `location` ("Output/result"), its cause "An error occurred while executing the state 'S'
+  (entered at the event id #2). The JSONata expression '$x' specified for the field 'Output/result'
+  returned nothing (undefined)." as LocalStack's recordings of AWS show
+  (tests/aws/services/stepfunctions/v2/assign/test_assign_reference_variables.snapshot.json).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
+    FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+    StatesErrorNameType,
+)
+from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
+from moto.stepfunctions.parser.asl.component.common.string.string_expression import (
+    StringJSONata,
+    StringVariableSample,
+)
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.eval.states import States
+from moto.stepfunctions.parser.asl.eval.variable_store import VariableStore
+from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+from onceflow.local.engine import jsonata_query
+from onceflow.local.engine.shape import Need, need
+
+Patch = tuple[Any, str, Any]
+# The field an expression is in, as AWS names it in `location` ("Output/result"); set at parse time.
+LOCATION = "_onceflow_location"
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(StringJSONata, "_eval_body", "env"),
+        need(StringJSONata, "__init__", "expression"),
+        need(StringVariableSample, "_eval_body", "env"),
+        need(StringVariableSample, "__init__", "query_language_mode", "expression"),
+        need(Preprocessor, "visitString_jsonata", "ctx"),
+        need(States, "__init__", "context"),  # States._states_data: input, context, result, errorOutput
+        need(VariableStore, "__init__"),  # VariableStore._outer_scope, _inner_scope
+        need(FailureEventException, "get_evaluation_failed_event_details"),
+        need(EvaluationFailedEventDetails, "__annotations__"),
+    ]
+
+
+def patches() -> list[Patch]:
+    return [
+        (StringJSONata, "_eval_body", _eval_jsonata),
+        (StringVariableSample, "_eval_body", _eval_variable_sample),
+        (Preprocessor, "visitString_jsonata", _located(Preprocessor.visitString_jsonata)),
+    ]
+
+
+# -- where an expression is ------------------------------------------------------------------------
+
+
+def _located(original: Any) -> Any:
+    def visit_string_jsonata(self: Preprocessor, ctx: Any) -> StringJSONata:
+        string_jsonata = original(self, ctx)
+        setattr(string_jsonata, LOCATION, field_location(ctx))
+        return string_jsonata
+
+    return visit_string_jsonata
+
+
+def _key_of(ctx: Any) -> str | None:
+    """The key of a `"key": value` rule of the ASL grammar (a field or a template binding), or None."""
+    if ctx.getChildCount() >= 3 and ctx.getChild(1).getText() == ":":
+        key = ctx.getChild(0).getText()
+        return key[1:-1] if len(key) >= 2 and key[0] == key[-1] == '"' else key
+    return None
+
+
+def field_location(ctx: Any) -> str:
+    """The path AWS gives an expression's field: the state's field, then the keys down to the value
+    ("Arguments/FunctionName"); stops at the state (whose own key is its name)."""
+    keys: list[str] = []
+    node = ctx.parentCtx
+    while node is not None and type(node).__name__ != "State_declContext":
+        key = _key_of(node)
+        if key is not None:
+            keys.append(key)
+        node = node.parentCtx
+    return "/".join(reversed(keys))
+
+
+# -- evaluation ------------------------------------------------------------------------------------
+
+
+def bindings(env: Any, with_states: bool = True) -> dict[str, Any]:
+    """What an expression reads: the variables in scope (inner over outer) and `$states`."""
+    store = env.variable_store
+    values = {**store._outer_scope, **store._inner_scope}
+    if with_states:
+        values["states"] = env.states._states_data
+    return values
+
+
+def query_evaluation_error(env: Any, cause: str, location: str | None) -> FailureEventException:
+    """States.QueryEvaluationError, recorded as AWS records it: an EvaluationFailed event (state,
+    location, the cause prefixed with the state and the event it was entered at), then the failure."""
+    error = StatesErrorNameType.StatesQueryEvaluationError.to_name()
+    details = EvaluationFailedEventDetails(error=error, cause=cause)
+    if location:
+        details["location"] = location
+    exception = FailureEventException(
+        failure_event=FailureEvent(
+            env=env,
+            error_name=StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError),
+            event_type=HistoryEventType.EvaluationFailed,
+            event_details=EventDetails(evaluationFailedEventDetails=details),
+        )
+    )
+    env.event_manager.add_event(
+        context=env.event_history_context,
+        event_type=HistoryEventType.EvaluationFailed,
+        event_details=EventDetails(evaluationFailedEventDetails=exception.get_evaluation_failed_event_details()),
+    )
+    return exception
+
+
+def evaluate_field(env: Any, expression: str, location: str | None) -> Any:
+    """The JSON value of a `{% %}` field, or States.QueryEvaluationError as AWS raises it."""
+    described = f"The JSONata expression '{expression}'" + (
+        f" specified for the field '{location}'" if location else ""
+    )
+    try:
+        result = jsonata_query.evaluate(expression, bindings(env))
+    except jsonata_query.JSONataError as error:
+        raise query_evaluation_error(
+            env, f"{described} threw an error during evaluation. {error.detail}", location
+        ) from None
+    if result is jsonata_query.UNDEFINED:
+        raise query_evaluation_error(env, f"{described} returned nothing (undefined).", location)
+    if jsonata_query.is_function(result):
+        raise query_evaluation_error(env, f"{described} returned an unsupported result type.", location)
+    return result
+
+
+def _eval_jsonata(self: StringJSONata, env: Any) -> None:
+    env.stack.append(evaluate_field(env, self.expression, getattr(self, LOCATION, None)))
+
+
+def _eval_variable_sample(self: StringVariableSample, env: Any) -> None:
+    # `"name.$": "$var.field"` (JSONPath) and `$var` references: JSONata over the variables, and
+    # `$states` in JSONata states.
+    with_states = self.query_language_mode == QueryLanguageMode.JSONata
+    try:
+        result = jsonata_query.evaluate(self.expression, bindings(env, with_states=with_states))
+    except jsonata_query.JSONataError as error:
+        raise query_evaluation_error(
+            env, f"The JSONata expression '{self.expression}' threw an error during evaluation. {error.detail}", None
+        ) from None
+    env.stack.append(None if result is jsonata_query.UNDEFINED else result)

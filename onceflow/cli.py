@@ -240,7 +240,7 @@ def start(
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
-        pipeline = LocalPipeline(aws, stack, log_stream=logs)
+        pipeline = LocalPipeline(aws, stack, log_stream=logs, keep_acknowledged=False)
         for logical_id, runtime in pipeline.invoker.runtimes.items():
             if logical_id != starter_id:  # the event source calls the starter directly: the default stream
                 runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]
@@ -253,7 +253,8 @@ def start(
             routed = pipeline.safety_net.sweep().routed
             if routed:
                 console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
-            pipeline.run_schedule_if_anything_ended()  # the reconciler's sweep, which needs no status event
+            # The reconciler's sweep, which needs no status event: at its schedule's pace, scaled.
+            pipeline.run_schedule_if_anything_ended(paced=True)
             logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:
@@ -626,6 +627,10 @@ def cost(
     else:
         run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
     print_cost_run(run, shares, console)
+    if revision is None:  # the subscriber, on the template in use (it is the same with any revision's pipeline)
+        from onceflow.devtools.cost.subscriber import measure_subscriber, subscriber_table
+
+        console.print(subscriber_table(measure_subscriber(template or TEMPLATE_PATH)))
 
 
 @app.command()

@@ -39,9 +39,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from onceflow_common import dead_letters, status_change
 
 PROVENANCE_PREFIX = "onceflow_"
-REDRIVE_COUNT = PROVENANCE_PREFIX + "redrive_count"
+REDRIVE_COUNT = dead_letters.REDRIVE_COUNT
 # The first dead-letter reason a message had, "source: error", kept however often it is redriven.
-FIRST_DEAD_LETTER = PROVENANCE_PREFIX + "first_dead_letter"
+FIRST_DEAD_LETTER = dead_letters.FIRST_DEAD_LETTER
 MAX_MESSAGE_ATTRIBUTES = 10
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 SAFETY_NET = "safety-net"  # a legacy dead letter: the whole status change event as its body

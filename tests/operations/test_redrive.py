@@ -327,3 +327,22 @@ def test_the_pipeline_errors_redrive_knows_are_those_the_asl_and_the_functions_w
     sources = [root / "statemachine" / "pipeline.asl.json", *sorted((root / "functions").rglob("*.py"))]
     written = {name for path in sources for name in re.findall(r"Onceflow\.[A-Z]\w+", path.read_text())}
     assert written - {"Onceflow.DeadLettered"} == dead_letters.PIPELINE_ERRORS
+
+
+def test_a_redriven_message_the_starter_dead_letters_again_keeps_its_count_and_first_reason(stack, event_source):
+    """The starter carries a redrive's provenance over to the message's next dead letter, so the
+    second redrive counts 2 and warns of a loop (the count restarted at 0 before)."""
+    sqs = stack.client("sqs")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody="still not json")
+    event_source.run_until_empty()
+    first = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=False, limit=None)
+    assert (first.moved, first.items[0].redrive_count) == (1, 0)
+    event_source.run_until_empty()  # dead-lettered again, as invalid as before
+
+    again = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=True, limit=None)
+
+    [item] = again.items
+    assert (item.source, item.error, item.redrive_count) == ("starter", "Onceflow.InvalidMessage", 1)
+    assert "1 had been redriven before (up to 1 times): a redrive loop?" in again.summary()
+    [letter] = drain(sqs, stack.dead_letter_queue_url)
+    assert letter.attributes[dead_letters.FIRST_DEAD_LETTER] == "starter: Onceflow.InvalidMessage"

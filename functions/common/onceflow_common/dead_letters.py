@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
+from typing import Any
 
 # The attributes every dead letter may carry. `error`, `cause` and `source` are always present.
 ERROR = "error"
@@ -20,6 +22,12 @@ SOURCE_MESSAGE_ID = "source_message_id"
 EVENT_ID = "event_id"
 EXECUTION_ARN = "execution_arn"
 REASON_ATTRIBUTES = frozenset({ERROR, CAUSE, FIELD, RULE, SOURCE, SOURCE_MESSAGE_ID, EVENT_ID, EXECUTION_ARN})
+
+# What a redrive adds to each message it sends back (onceflow/ops/redrive.py): how often the message
+# was redriven and its first dead-letter reason. A writer that dead-letters such a message again
+# carries both over (`carried_provenance`), so the count goes on and a redrive loop shows.
+REDRIVE_COUNT = "onceflow_redrive_count"
+FIRST_DEAD_LETTER = "onceflow_first_dead_letter"
 
 # Who wrote the dead letter (the `source` attribute). A message SQS moved by the redrive policy has none.
 FROM_STARTER = "starter"
@@ -54,6 +62,17 @@ _NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 def string_attribute(value: str) -> dict[str, str]:
     """An SQS String attribute; characters SQS would refuse become U+FFFD, and empty becomes "-"."""
     return {"DataType": "String", "StringValue": _NOT_SQS_TEXT.sub("\ufffd", value) or "-"}
+
+
+def carried_provenance(message_attributes: Mapping[str, Any] | None) -> dict[str, dict[str, str]]:
+    """The redrive count and first reason among an SQS record's attributes (Lambda's event shape,
+    `stringValue`), as SendMessage attributes for its next dead letter; none if it was never redriven."""
+    carried: dict[str, dict[str, str]] = {}
+    for name, data_type in ((REDRIVE_COUNT, "Number"), (FIRST_DEAD_LETTER, "String")):
+        value = ((message_attributes or {}).get(name) or {}).get("stringValue")
+        if isinstance(value, str) and value:
+            carried[name] = {"DataType": data_type, "StringValue": value}
+    return carried
 
 
 def reason_attributes(

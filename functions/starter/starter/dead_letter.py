@@ -4,6 +4,7 @@ letter (onceflow_common.dead_letters)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,19 @@ class Reason:
     rule: str
     message_id: str
     event_id: str | None
+    # A redriven message's count and first reason (dead_letters.carried_provenance), carried over.
+    carried: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def invalid(cls, invalid: InvalidMessage) -> Reason:
         return cls(
-            INVALID_MESSAGE_ERROR, str(invalid), invalid.field, invalid.rule, invalid.message_id, invalid.event_id
+            INVALID_MESSAGE_ERROR,
+            str(invalid),
+            invalid.field,
+            invalid.rule,
+            invalid.message_id,
+            invalid.event_id,
+            dead_letters.carried_provenance(invalid.message_attributes),
         )
 
     @classmethod
@@ -43,7 +52,7 @@ class Reason:
 
 
 def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
-    return dead_letters.reason_attributes(
+    attributes = dead_letters.reason_attributes(
         error=reason.error,
         cause=reason.cause,
         source=dead_letters.FROM_STARTER,
@@ -52,6 +61,7 @@ def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
         source_message_id=reason.message_id,
         event_id=reason.event_id or None,
     )
+    return {**attributes, **reason.carried}
 
 
 def send_to_dead_letter_queue(

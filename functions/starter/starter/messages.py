@@ -53,6 +53,7 @@ class InvalidMessage(Exception):
         self.rule = rule
         self.detail = detail
         self.event_id = event_id
+        self.message_attributes: dict[str, Any] = {}  # the record's, set by parse_batch
         super().__init__(f"message {message_id}: field '{field}' breaks rule '{rule}': {detail}")
 
 

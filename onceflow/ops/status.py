@@ -11,6 +11,7 @@ from typing import Any
 from onceflow.ops.executions import TERMINAL, history, history_budget, list_executions, oldest_first
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
+from onceflow.ops.subscriber import SubscriberOutcome, outcomes, queue_line
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class StatusReport:
             f"`onceflow start --history-budget N`): up to {self.finished - self.history_budget} older ones have none; "
             "`onceflow trace` lists them with what DescribeExecution still knows"
         )
+
+    # The example subscriber (DeploySubscriber=true): its queues, and its outcome per shown event.
+    subscriber_queues: str | None = None
+    subscriber: dict[str, SubscriberOutcome] | None = None
 
     def events_line(self) -> str:
         total = sum(self.event_statuses.values())
@@ -112,6 +117,7 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
     executions = oldest_first(list_executions(sfn, stack.state_machine_arn))
     latest = [_line(sfn, summary) for summary in executions[-last:]] if last else []
     visible, in_flight = _queue_counts(sqs, stack.source_queue_url)
+    subscriber_queues = queue_line(sqs, stack.outputs)
     return StatusReport(
         event_statuses=_event_statuses(stack.client("dynamodb"), stack.processed_events_table),
         execution_statuses=Counter(e["status"] for e in executions),
@@ -122,4 +128,8 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
         dead_letters=peek(sqs, stack.dead_letter_queue_url, limit=dead_letter_sample, sfn=sfn),
         history_budget=history_budget(sfn, stack.state_machine_arn),
         finished=sum(1 for e in executions if e["status"] in TERMINAL),
+        subscriber_queues=subscriber_queues,
+        subscriber=outcomes(stack.outputs, stack.client("dynamodb"), sqs, (line.event_id for line in latest))
+        if subscriber_queues is not None
+        else None,
     )

@@ -166,6 +166,7 @@ JS = r"""
     var e = executions[index];
     var facts = [['Status', '<b class="status-' + esc(e.status) + '">' + esc(e.status) + '</b>']];
     if (e.event_id) { facts.push(['event_id', esc(e.event_id)]); }
+    if (e.subscriber) { facts.push(['Subscriber', esc(e.subscriber)]); }
     facts.push(['Started', esc(e.started)], ['Stopped', esc(addMs(e.started, e.ms))], ['Duration', ms(e.ms)]);
     if (!e.pruned) {
       facts.push(['Steps', e.steps.length + ' states, ' + e.retries + ' retries, ' + e.failures + ' failed attempts']);

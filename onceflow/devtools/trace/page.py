@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ def write_trace(
     title: str | None = None,
     detail_limit: int = DETAIL_LIMIT,
     history_budget: int | None = None,
+    subscriber: Mapping[str, str] | None = None,
 ) -> Path:
     """Write the page to `path` and return it.
 
@@ -77,7 +79,8 @@ def write_trace(
     one execution of every path, every error and every status of the pruned (and always the
     selected one), then the most interesting up to `detail_limit`; the others show their steps,
     events and errors, and name the command that shows the rest. `history_budget` is what the
-    endpoint keeps (collect.py reads it), said beside the count of executions without a history.
+    endpoint keeps (collect.py reads it), said beside the count of executions without a history. `subscriber` is the example
+    subscriber's outcome per event_id (onceflow/ops/subscriber.py), shown with each execution of it.
     """
     graph = build_graph(definition)
     traces = sorted(
@@ -87,7 +90,7 @@ def write_trace(
     stats = aggregate(graph, traces)
     chosen = pick_selected(traces, selected)
     detailed = detail_choice(traces, chosen, detail_limit)
-    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, history_budget)
+    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, history_budget, subscriber)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")

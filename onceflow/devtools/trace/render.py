@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from html import escape
 
@@ -270,12 +271,16 @@ def left_out_note(name: str) -> str:
     )
 
 
-def render_execution(graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool) -> str:
+def render_execution(
+    graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool, subscriber: str | None = None
+) -> str:
     steps = "".join(_step(graph, s, _step_mark(trace, s), detailed) for s in trace.steps)
     duration = (trace.stopped - trace.started).total_seconds() * 1000 if trace.started and trace.stopped else None
     facts = [("Status", f'<b class="status-{escape(trace.status)}">{escape(trace.status)}</b>')]
     if "event_id" in trace.result.input:
         facts.append(("event_id", escape(str(trace.result.input["event_id"]))))
+    if subscriber:
+        facts.append(("Subscriber", escape(subscriber)))
     facts += [
         ("Started", _time(trace.started)),
         ("Stopped", _time(trace.stopped) if trace.stopped else "—"),
@@ -489,14 +494,22 @@ def render_page(
     selected: int | None,
     detailed: set[int],
     history_budget: int | None = None,
+    subscriber: Mapping[str, str] | None = None,
 ) -> str:
+    """`subscriber`: the example subscriber's outcome per event_id (onceflow/ops/subscriber.py), if deployed."""
+    subscriber = subscriber or {}
     chosen = traces[selected] if selected is not None else None
     marks = path_marks(graph, chosen) if chosen else PathMarks()
     svg = draw_graph(graph, stats, marks)
     paths = [path for path, _ in stats.paths.most_common()]
     path_index = {path: i for i, path in enumerate(paths)}
     # The selected execution is written as HTML too (read without a script); the script draws any other.
-    section = render_execution(graph, chosen, selected, True, selected in detailed) if chosen else ""
+    chosen_event = str(chosen.result.input.get("event_id", "")) if chosen else ""
+    section = (
+        render_execution(graph, chosen, selected, True, selected in detailed, subscriber.get(chosen_event))
+        if chosen
+        else ""
+    )
     event_types: dict[str, int] = {}
     executions = [
         execution_json(graph, t, -1 if t.pruned else path_index[tuple(t.path)], i in detailed, event_types)
@@ -508,6 +521,8 @@ def render_page(
         prefix = ""
     for execution in executions:
         execution["arn"] = str(execution["arn"])[len(prefix) :]
+        if execution["event_id"] in subscriber:
+            execution["subscriber"] = subscriber[execution["event_id"]]
         for key, default in EXECUTION_DEFAULTS.items():  # 19,000 pruned executions are mostly defaults
             if execution.get(key) == default:
                 del execution[key]

@@ -32,7 +32,7 @@ def patches(
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
-    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    # Assign's string literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
     from onceflow.local.engine import asl_strings
 
     selected += asl_strings.patches()

@@ -24,6 +24,7 @@ from typer.exceptions import TyperException
 
 if TYPE_CHECKING:
     from onceflow.local.report import RunReport
+    from onceflow.ops.redrive import RedriveReport
     from onceflow.ops.stack import StackResources
 
 DEFAULT_PORT = 4747  # not 5000: macOS's AirPlay receiver listens there
@@ -59,9 +60,25 @@ class _OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             code = 1
+        except Exception as error:
+            told = _aws_failure(error)
+            if told is None:
+                raise
+            typer.echo(f"{command}: {told}", err=True)
+            code = 1
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _aws_failure(error: Exception) -> str | None:
+    """One line for an AWS call that failed mid-command (the endpoint went away, a refusal), else None."""
+    exceptions = sys.modules.get("botocore.exceptions")  # not imported: the error cannot be botocore's
+    if exceptions is None or not isinstance(error, (exceptions.BotoCoreError, exceptions.ClientError)):
+        return None
+    if isinstance(error, (exceptions.ConnectionError, exceptions.HTTPClientError)):
+        return f"the endpoint stopped answering ({error}): was `onceflow start` stopped, or the network lost?"
+    return str(error)
 
 
 app = typer.Typer(
@@ -72,16 +89,41 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _endpoint_url(ctx: typer.Context, param: typer.CallbackParam, value: str) -> str:
+    """A URL with its scheme, as boto3 takes it (unless --aws, which leaves it unused); the error
+    names where the value came from: the option or ONCEFLOW_ENDPOINT."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(value)
+    if ctx.params.get("aws") or (parsed.scheme in ("http", "https") and parsed.hostname):
+        return value
+    from_environment = param.name is not None and ctx.get_parameter_source(param.name).name == "ENVIRONMENT"
+    example = DEFAULT_ENDPOINT if "://" in value else f"http://{value}"
+    raise typer.BadParameter(
+        f"{value!r}: an http:// or https:// URL with a host, e.g. {example}",
+        param_hint="ONCEFLOW_ENDPOINT" if from_environment else "'--endpoint'",
+    )
+
+
 EndpointOption = Annotated[
     str,
-    typer.Option(envvar="ONCEFLOW_ENDPOINT", help="The local endpoint of `onceflow start` (env ONCEFLOW_ENDPOINT)."),
+    typer.Option(
+        envvar="ONCEFLOW_ENDPOINT",
+        callback=_endpoint_url,
+        help="The local endpoint of `onceflow start` (env ONCEFLOW_ENDPOINT).",
+    ),
 ]
 StackNameOption = Annotated[
     str, typer.Option(envvar="ONCEFLOW_STACK_NAME", help="The stack whose outputs name the resources.")
 ]
 AwsOption = Annotated[
     bool,
-    typer.Option("--aws", help="Talk to AWS itself (default credential chain and region), not the local endpoint."),
+    typer.Option(
+        "--aws",
+        is_eager=True,  # known before --endpoint is checked: with --aws the endpoint is not used
+        help="Talk to AWS itself (default credential chain and region), not the local endpoint.",
+    ),
 ]
 
 
@@ -198,7 +240,7 @@ def start(
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
-        pipeline = LocalPipeline(aws, stack, log_stream=logs)
+        pipeline = LocalPipeline(aws, stack, log_stream=logs, keep_acknowledged=False)
         for logical_id, runtime in pipeline.invoker.runtimes.items():
             if logical_id != starter_id:  # the event source calls the starter directly: the default stream
                 runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]
@@ -211,13 +253,34 @@ def start(
             routed = pipeline.safety_net.sweep().routed
             if routed:
                 console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
-            pipeline.run_schedule_if_anything_ended()  # the reconciler's sweep, which needs no status event
+            # The reconciler's sweep, which needs no status event: at its schedule's pace, scaled.
+            pipeline.run_schedule_if_anything_ended(paced=True)
             logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
         aws.stop()
+
+
+# SQS: a message body is 1 character to 256 KiB (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html).
+MAX_BODY_BYTES = 262_144
+
+
+def _message_body(path: Path) -> str:
+    """The file's text as one SQS message body, or BadParameter saying why SQS would refuse it."""
+    try:
+        body = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise typer.BadParameter(f"{path}: not UTF-8 text (an SQS body is text)", param_hint="'--file'") from None
+    if not body:
+        raise typer.BadParameter(f"{path}: the file is empty (SQS refuses an empty body)", param_hint="'--file'")
+    if len(body.encode()) > MAX_BODY_BYTES:
+        raise typer.BadParameter(
+            f"{path}: {len(body.encode()):,} bytes, more than SQS's {MAX_BODY_BYTES:,} per message",
+            param_hint="'--file'",
+        )
+    return body
 
 
 @app.command()
@@ -243,9 +306,8 @@ def send(
 
     if run_id is not None and (not run_id or not all(c.isalnum() or c in "-_" for c in run_id)):
         raise typer.BadParameter(f"{run_id!r}: letters, digits, - and _ only", param_hint="'--run-id'")
-    stack = _stack(endpoint, stack_name, aws)
     if body_file is not None:
-        bodies = [body_file.read_text()]
+        bodies = [_message_body(body_file)]
         described = f"the body of {body_file}"
     else:
         run_id = run_id or new_run_id()
@@ -254,12 +316,22 @@ def send(
         resends = round(count * duplicates / (1 - duplicates)) if bodies else 0
         bodies += [rng.choice(bodies) for _ in range(resends)]
         described = f"{count} orders (order-{run_id}-00000…) and {resends} resends; again: --run-id {run_id}"
+    stack = _stack(endpoint, stack_name, aws)
+    from botocore.exceptions import BotoCoreError, ClientError
+
     sqs = stack.client("sqs")
     for start_index in range(0, len(bodies), 10):
         chunk = bodies[start_index : start_index + 10]
-        response = sqs.send_message_batch(
-            QueueUrl=stack.source_queue_url, Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)]
-        )
+        try:
+            response = sqs.send_message_batch(
+                QueueUrl=stack.source_queue_url,
+                Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)],
+            )
+        except (BotoCoreError, ClientError) as error:
+            # The batch in flight may have arrived: at-least-once, the pipeline absorbs a resend of it.
+            _fail(
+                f"sent {start_index} of {len(bodies)} messages (maybe the next {len(chunk)} too), then {_aws_failure(error)}"
+            )
         if response.get("Failed"):
             _fail(f"the source queue refused {len(response['Failed'])} messages: {response['Failed'][0]}")
     typer.echo(f"sent {len(bodies)} messages: {described}")
@@ -353,7 +425,12 @@ def trace(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
-    out: Annotated[Path, typer.Option(help="Where to write the HTML page.")] = Path("reports/trace.html"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where to write the HTML page [default: reports/STACK-NAME-trace.html; the demo's is trace.html]"
+        ),
+    ] = None,
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
@@ -369,7 +446,7 @@ def trace(
             f"{execution!r}: no such execution among the {len(results)} of the state machine (e.g. {examples})",
             param_hint="'--execution'",
         )
-    path = write_trace(definition, results, out, selected=execution)
+    path = write_trace(definition, results, out or Path("reports") / f"{stack_name}-trace.html", selected=execution)
     typer.echo(f"trace of {len(results)} executions written to {path}")
 
 
@@ -387,17 +464,33 @@ def redrive(
 ) -> None:
     """Move dead letters back to the source queue (safe: the pipeline is idempotent per event_id)."""
     from onceflow.ops.redrive import redrive as move
+    from onceflow.ops.redrive import unknown_skip_errors
 
     stack = _stack(endpoint, stack_name, aws)
-    report = move(
-        stack.client("sqs"),
-        stack.dead_letter_queue_url,
-        stack.source_queue_url,
-        dry_run=dry_run,
-        limit=limit,
-        skip_errors=set(skip_error or ()),
-        sfn=stack.client("stepfunctions"),
-    )
+    skip_errors = set(skip_error or ())
+
+    def run(dry: bool, most: int | None) -> RedriveReport:
+        return move(
+            stack.client("sqs"),
+            stack.dead_letter_queue_url,
+            stack.source_queue_url,
+            dry_run=dry,
+            limit=most,
+            skip_errors=skip_errors,
+            sfn=stack.client("stepfunctions"),
+        )
+
+    if skip_errors:  # a name nothing carries is a typo: say so before anything moves
+        preview = run(True, None)
+        unknown = unknown_skip_errors(skip_errors, preview)
+        if unknown:
+            present = sorted({i.error for i in preview.items if i.error}) or ["none"]
+            raise typer.BadParameter(
+                f"{unknown[0]!r}: no dead letter has this error and the pipeline writes none such "
+                f"(the queue's: {', '.join(present)}); nothing was moved",
+                param_hint="'--skip-error'",
+            )
+    report = run(dry_run, limit)
     typer.echo(report.summary())
     if report.failed:
         raise typer.Exit(code=1)
@@ -534,6 +627,10 @@ def cost(
     else:
         run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
     print_cost_run(run, shares, console)
+    if revision is None:  # the subscriber, on the template in use (it is the same with any revision's pipeline)
+        from onceflow.devtools.cost.subscriber import measure_subscriber, subscriber_table
+
+        console.print(subscriber_table(measure_subscriber(template or TEMPLATE_PATH)))
 
 
 @app.command()

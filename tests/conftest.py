@@ -125,7 +125,16 @@ def fresh_stack(
     return local_stack
 
 
+# A FIFO source with either workflow type (tests/starter/test_fifo.py); Lambda allows no batching window for FIFO.
+FIFO_MODES = {
+    "FIFO": {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": "0"},
+    "FIFO_EXPRESS": {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": "0", "StateMachineType": "EXPRESS"},
+}
+
+
 def mode_parameters(mode: str) -> dict[str, str] | None:
+    if mode in FIFO_MODES:
+        return dict(FIFO_MODES[mode])
     return None if mode == "STANDARD" else {"StateMachineType": mode}
 
 

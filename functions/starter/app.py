@@ -4,11 +4,18 @@ Partial batch responses: a record that fails is reported in `batchItemFailures` 
 by SQS; a record that can never succeed is dead-lettered with its reason and acknowledged.
 Records of a batch are handled concurrently (bounded); each log line carries the keys of its own
 record and invocation only (per-thread context keys, not the Logger's shared ones).
+
+With a FIFO source (R5) the concurrency is per message group: a group's records one after the
+other, each acknowledged only once its execution ended (EXPRESS: StartSyncExecution; STANDARD:
+StartExecution, then DescribeExecution until it ended) or it was dead-lettered, and a group stops
+at its first failure: that record and the group's later ones are reported failed, as Lambda asks of
+FIFO partial batch responses.
 """
 
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,12 +23,19 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from starter import clients
-from starter.batch import Delivery, Handled, parse_batch
+from starter import clients, executions
+from starter.batch import Delivery, Handled, by_message_group, parse_batch
 from starter.dead_letter import Reason, send_to_dead_letter_queue
-from starter.executions import ExecutionRejected, run_sync_execution, start_execution
+from starter.executions import (
+    ExecutionEndedBadly,
+    ExecutionRejected,
+    run_sync_execution,
+    start_execution,
+    wait_for_execution,
+)
 from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
+from starter.throttling import StillThrottled, requeue
 
 logger = Logger()
 metrics = Metrics()
@@ -36,7 +50,15 @@ OUTCOMES = {
     "dead_lettered_by_workflow": ("SyncExecutionsDeadLettered", "Execution dead-lettered the event"),
     "dead_lettered": ("InvalidMessagesDeadLettered", "Invalid message: dead-lettering it"),
     "rejected": ("RejectedExecutionsDeadLettered", "Step Functions refused the execution: dead-lettering it"),
+    "ended_badly": ("EndedExecutionsDeadLettered", "Execution ended outside the workflow's paths: dead-lettering it"),
+    "not_attempted": ("GroupRecordsHeldBack", "An earlier record of this message group failed: reported failed"),
+    "requeued_throttled": (
+        "ThrottledRecordsRequeued",
+        "Step Functions throttled this record for the whole invocation: sent to the queue again",
+    ),
 }
+# Step Functions calls answered ThrottlingException (each waited out or re-queued): the throttling alarm's metric.
+THROTTLED_CALLS_METRIC = "StepFunctionsCallsThrottled"
 
 
 def reset_clients() -> None:
@@ -52,10 +74,19 @@ def _error_code(error: Exception) -> dict[str, str]:
     return {"error_code": code} if isinstance(code, str) else {}
 
 
-def _dead_letter(delivery: Delivery, settings: Settings, reason: Reason, outcome: str) -> str:
+def _dead_letter(
+    delivery: Delivery, settings: Settings, reason: Reason, outcome: str, deduplication_key: str = ""
+) -> str:
     logger.warning(OUTCOMES[outcome][1], field=reason.field, rule=reason.rule, reason=reason.cause)
     # If this send fails the exception marks the record failed, so SQS keeps the message.
-    send_to_dead_letter_queue(clients.client("sqs"), settings.dead_letter_queue_url, delivery.body, reason)
+    send_to_dead_letter_queue(
+        clients.client("sqs"),
+        settings.dead_letter_queue_url,
+        delivery.body,
+        reason,
+        group_id=delivery.group_id,
+        deduplication_key=deduplication_key,
+    )
     return outcome
 
 
@@ -82,10 +113,28 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callab
             )
         else:
             sfn = clients.client("stepfunctions")
-            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id)
+            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id, remaining_seconds)
+            if settings.waits_for_standard_executions:
+                handover = wait_for_execution(
+                    sfn,
+                    handover,
+                    settings.state_machine_arn,
+                    settings.sync_execution_timeout_seconds,
+                    remaining_seconds,
+                )
     except ExecutionRejected as rejected:
         reason = Reason.rejected(rejected, delivery.message_id, event.event_id)
         return _dead_letter(delivery, settings, reason, "rejected")
+    except ExecutionEndedBadly as ended:
+        # Keyed by the execution as the reconciler keys its letter of it: SQS keeps one of the two.
+        reason = Reason.ended_badly(ended, delivery.message_id, event.event_id)
+        return _dead_letter(delivery, settings, reason, "ended_badly", deduplication_key=ended.execution_arn)
+    except StillThrottled:
+        if settings.fifo or not settings.source_queue_url or delivery.record is None:
+            raise  # reported failed: SQS keeps it (a FIFO record must not go behind its group's later ones)
+        message_id, delay = requeue(clients.client("sqs"), settings.source_queue_url, delivery.record)
+        logger.warning(OUTCOMES["requeued_throttled"][1], requeued_as=message_id, delay_seconds=delay)
+        return "requeued_throttled"
     extra = {"execution_arn": handover.execution_arn} if handover.execution_arn else {}
     logger.info(OUTCOMES[handover.outcome][1], execution_name=handover.name, **extra)
     return handover.outcome
@@ -102,6 +151,30 @@ def handle_record(delivery: Delivery, settings: Settings, remaining_seconds: Cal
     except Exception as error:
         logger.exception("Record failed; SQS will redeliver it", **_error_code(error))
         return Handled(delivery.message_id, None)
+
+
+def handle_in_order(
+    deliveries: list[Delivery], settings: Settings, remaining_seconds: Callable[[], float]
+) -> list[Handled]:
+    """Records one after the other, stopping at the first failure: it and every later record are
+    reported failed without being attempted, so none overtakes it (a FIFO message group)."""
+    handled: list[Handled] = []
+    for index, delivery in enumerate(deliveries):
+        result = contextvars.copy_context().run(handle_record, delivery, settings, remaining_seconds)
+        handled.append(result)
+        if result.outcome is None:
+            held_back = deliveries[index + 1 :]
+            if held_back:
+                logger.warning(
+                    OUTCOMES["not_attempted"][1],
+                    message_group_id=delivery.group_id,
+                    failed_message_id=delivery.message_id,
+                    held_back=[d.message_id for d in held_back],
+                )
+                metrics.add_metric(name=OUTCOMES["not_attempted"][0], unit=MetricUnit.Count, value=len(held_back))
+            handled.extend(Handled(d.message_id, None) for d in held_back)
+            break
+    return handled
 
 
 def _invocation_keys(context: Any) -> dict[str, Any]:
@@ -131,6 +204,16 @@ def _mark_already_sent(deliveries: list[Delivery], settings: Settings) -> list[D
     ]
 
 
+class _Counter:
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
 def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.thread_safe_append_keys(**_invocation_keys(context))
     try:
@@ -147,15 +230,21 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     def remaining_seconds() -> float:
         return context.get_remaining_time_in_millis() / 1000
 
-    workers = max(1, min(settings.max_concurrent_records, len(deliveries)))
+    throttled = _Counter()
+    executions.on_throttled.set(throttled.add)  # seen by each record's copy of this context
+    # A FIFO source's unit of work is a message group (its records in order); a standard one's a record.
+    runs = by_message_group(deliveries) if settings.fifo else [[delivery] for delivery in deliveries]
+    workers = max(1, min(settings.max_concurrent_records, len(runs)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
         futures = [
-            pool.submit(contextvars.copy_context().run, handle_record, delivery, settings, remaining_seconds)
-            for delivery in deliveries
+            pool.submit(contextvars.copy_context().run, handle_in_order, run, settings, remaining_seconds)
+            for run in runs
         ]
-        handled = [future.result() for future in futures]
+        handled = [h for future in futures for h in future.result()]
     for outcome in (h.outcome for h in handled if h.outcome is not None):
         metrics.add_metric(name=OUTCOMES[outcome][0], unit=MetricUnit.Count, value=1)
+    if throttled.value:
+        metrics.add_metric(name=THROTTLED_CALLS_METRIC, unit=MetricUnit.Count, value=throttled.value)
     failed = [h.message_id for h in handled if h.outcome is None]
     metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=len(failed))
     if failed:

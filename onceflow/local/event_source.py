@@ -4,6 +4,14 @@ Honours the template's batch size and batching window, the queue's visibility ti
 records become visible again when it runs out, scaled by `time_scale` so a local run does not
 wait minutes) and partial batch responses (`batchItemFailures`). The queue's redrive policy
 (maxReceiveCount) is applied by the embedded SQS itself on receive, as SQS does.
+
+A FIFO source needs nothing more here: the embedded SQS (moto's FIFO queues, with
+onceflow/local/engine/sqs_fifo.py's deduplication window) returns a group's messages in order and
+none of a group while one of its messages is in flight, so however many pollers run, a group has at
+most one batch in flight, as Lambda guarantees; records reported failed become visible again in
+their place at the head of their group, and every message received with them counts a receive, so
+the ones the starter held back reach maxReceiveCount with the failing one (as on AWS).
+tests/local/test_fifo_event_source.py checks each against AWS's documentation.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ class SqsEventSource:
         invoke: Invoke,
         time_scale: float = 0.0,
         region: str = "us-east-1",
+        keep_acknowledged: bool = True,
     ):
         self.sqs = sqs
         self.queue_url = queue_url
@@ -74,6 +83,8 @@ class SqsEventSource:
         self.region = region
         self.stats = EventSourceStats()
         # Records acknowledged so far: a demo can hand some to the starter again, as SQS rarely does.
+        # A long-running `onceflow start` keeps none (they would grow with every message).
+        self.keep_acknowledged = keep_acknowledged
         self.acknowledged_records: list[dict[str, Any]] = []
 
     def _receive_batch(self) -> list[dict[str, Any]]:
@@ -130,7 +141,8 @@ class SqsEventSource:
         self._let_visibility_expire(failed)
         self.stats.acknowledged += len(succeeded)
         succeeded_ids = {m["MessageId"] for m in succeeded}
-        self.acknowledged_records.extend(r for r in event["Records"] if r["messageId"] in succeeded_ids)
+        if self.keep_acknowledged:
+            self.acknowledged_records.extend(r for r in event["Records"] if r["messageId"] in succeeded_ids)
         self.stats.reported_failed += len(failed)
         return len(messages)
 

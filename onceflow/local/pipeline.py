@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
@@ -32,6 +33,19 @@ def fast_forwarded(environment: dict[str, str], time_scale: float) -> dict[str, 
     }
 
 
+DEFAULT_MESSAGE_GROUP = "onceflow-default"
+
+
+def message_group_of(body: str) -> str:
+    """The worked example's message group: the order's customer (its events apply in order)."""
+    try:
+        decoded = json.loads(body)
+    except json.JSONDecodeError:
+        return DEFAULT_MESSAGE_GROUP
+    customer = decoded.get("customer_id") if isinstance(decoded, dict) else None
+    return customer if isinstance(customer, str) and customer else DEFAULT_MESSAGE_GROUP
+
+
 @dataclass
 class SentMessage:
     message_id: str
@@ -47,13 +61,21 @@ class LocalPipeline:
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
         status_event_loss: StatusEventLoss | None = None,
         subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
+        keep_acknowledged: bool = True,
     ):
+        """`keep_acknowledged`: keep every acknowledged record (event_source.acknowledged_records) for
+        a run that hands some to the starter again; a long-running `onceflow start` keeps none."""
         self.aws = aws
         self.stack = stack
         self.sqs = stack.client("sqs")
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
         self.starter = StarterRuntime(stack, log_stream=log_stream)
+        # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
+        # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
+        from starter import executions as starter_executions
+
+        starter_executions.sleep = aws.clock.sdk_sleep
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:
             self.invoker.runtimes[function.logical_id] = FunctionRuntime(
@@ -65,6 +87,7 @@ class LocalPipeline:
         self.safety_net = SafetyNet(stack, loss=status_event_loss, invoker=self.invoker)
         self.schedule = ScheduledRuns(stack, self.invoker)
         self._ended_at_last_schedule = 0
+        self._next_paced_run = 0.0
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -72,6 +95,7 @@ class LocalPipeline:
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
+            keep_acknowledged=keep_acknowledged,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -84,32 +108,48 @@ class LocalPipeline:
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
+                keep_acknowledged=keep_acknowledged,
             )
             for f in stack.subscribers
         }
 
-    def run_schedule_if_anything_ended(self) -> None:
+    def run_schedule_if_anything_ended(self, paced: bool = False) -> None:
         """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
         which no execution ended would find only what that run already claimed, so it is left out;
-        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not."""
+        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not.
+
+        `paced` (a long-running `onceflow start`): at most once per schedule period (the template's
+        `rate(...)`) times the time scale, as the schedule rule fires, instead of whenever asked."""
+        if paced and time.monotonic() < self._next_paced_run:
+            return
         if self.schedule.last_run_failed or self.safety_net.ended_seen != self._ended_at_last_schedule:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
+            self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
         self._ended_at_last_schedule = -1
 
-    def send(self, bodies: Iterable[Any]) -> list[SentMessage]:
-        """Put messages on the source queue, as a producer would (10 per request)."""
+    def send(self, bodies: Iterable[Any], groups: Sequence[str] | None = None) -> list[SentMessage]:
+        """Put messages on the source queue, as a producer would (10 per request, in order).
+
+        A FIFO source needs each message's MessageGroupId: `groups[i]`, or else the body's
+        `customer_id` (the worked example's natural group), or one default group. Each send gets a
+        fresh MessageDeduplicationId, as a producer's resend after SQS's five-minute window would:
+        a duplicate body sent here reaches the consumer, which must deduplicate it itself."""
         texts = [b if isinstance(b, str) else json.dumps(b) for b in bodies]
+        fifo = self.stack.fifo
         sent: list[SentMessage] = []
         for start in range(0, len(texts), 10):
             chunk = texts[start : start + 10]
-            response = self.sqs.send_message_batch(
-                QueueUrl=self.stack.source_queue_url,
-                Entries=[{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)],
-            )
+            entries: list[dict[str, Any]] = [{"Id": str(i), "MessageBody": text} for i, text in enumerate(chunk)]
+            if fifo:
+                for i, entry in enumerate(entries):
+                    given = groups[start + i] if groups is not None else None
+                    entry["MessageGroupId"] = given or message_group_of(entry["MessageBody"])
+                    entry["MessageDeduplicationId"] = uuid.uuid4().hex
+            response = self.sqs.send_message_batch(QueueUrl=self.stack.source_queue_url, Entries=entries)
             if response.get("Failed"):
                 raise RuntimeError(f"send_message_batch failed: {response['Failed']}")
             by_id = {entry["Id"]: entry["MessageId"] for entry in response["Successful"]}

@@ -84,6 +84,11 @@ class LocalStack:
         return [f for f in self.functions.values() if f.queue_url and f.code_dir != self.starter_code_dir]
 
     @property
+    def fifo(self) -> bool:
+        """A FIFO source queue (SourceQueueType FIFO): SQS requires the .fifo suffix of its name."""
+        return self.source_queue_url.endswith(".fifo")
+
+    @property
     def scheduled_functions(self) -> list[LocalFunction]:
         """Functions that a schedule rule invokes (the reconciler)."""
         return [f for f in self.functions.values() if f.schedules]

@@ -39,9 +39,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from onceflow_common import dead_letters, status_change
 
 PROVENANCE_PREFIX = "onceflow_"
-REDRIVE_COUNT = PROVENANCE_PREFIX + "redrive_count"
+REDRIVE_COUNT = dead_letters.REDRIVE_COUNT
 # The first dead-letter reason a message had, "source: error", kept however often it is redriven.
-FIRST_DEAD_LETTER = PROVENANCE_PREFIX + "first_dead_letter"
+FIRST_DEAD_LETTER = dead_letters.FIRST_DEAD_LETTER
 MAX_MESSAGE_ATTRIBUTES = 10
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 SAFETY_NET = "safety-net"  # a legacy dead letter: the whole status change event as its body
@@ -363,6 +363,13 @@ def redrive(
     finally:
         run.release()
     return report
+
+
+def unknown_skip_errors(skip_errors: Collection[str], examined: RedriveReport) -> list[str]:
+    """The `--skip-error` names that are no error the pipeline writes and that no dead letter of
+    `examined` (a dry run over the queue) has: a typo, which would otherwise move everything."""
+    seen = {item.error for item in examined.items}
+    return sorted(set(skip_errors) - dead_letters.PIPELINE_ERRORS - seen)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
 LOCAL_REGION = "us-east-1"
 # The embedded AWS accepts any credentials; these are the ones it is documented with. Passing them
@@ -126,13 +126,18 @@ def log_groups_of(outputs: dict[str, str]) -> dict[str, str]:
 
 def find_stack(target: Target, stack_name: str) -> StackResources:
     """DescribeStacks and read the Outputs; StackNotFound with a clear message if that fails."""
-    cloudformation = target.client("cloudformation")
+    try:
+        cloudformation = target.client("cloudformation")
+    except NoRegionError:
+        raise StackNotFound(
+            "no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your AWS profile)"
+        ) from None
     try:
         stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
     except ClientError as error:
         if target.is_local:
             raise StackNotFound(
-                f"no stack {stack_name!r} at {target.endpoint_url}: is `onceflow start` running there?"
+                f"no stack {stack_name!r} at {target.endpoint_url}: {_stacks_there(cloudformation)}"
             ) from None
         raise StackNotFound(f"stack {stack_name!r} not found on {target.describe()}: {error}") from None
     except BotoCoreError as error:
@@ -145,3 +150,14 @@ def find_stack(target: Target, stack_name: str) -> StackResources:
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", []) if "OutputValue" in o}
     public = {k: v for k, v in outputs.items() if not k.startswith("Local")}
     return StackResources(target, stack_name, public, log_groups_of(public))
+
+
+def _stacks_there(cloudformation: Any) -> str:
+    """What an endpoint that answered has instead: its stacks' names, for --stack-name."""
+    try:
+        names = sorted(stack["StackName"] for stack in cloudformation.describe_stacks()["Stacks"])
+    except (ClientError, BotoCoreError):
+        names = []
+    if not names:
+        return "it has no stack yet (`onceflow start` deploys one as it starts)"
+    return f"it has {', '.join(names)} (pass --stack-name or set ONCEFLOW_STACK_NAME)"

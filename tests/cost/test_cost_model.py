@@ -141,3 +141,41 @@ def test_express_is_measured_from_its_own_synchronous_executions(embedded_aws):
     assert execution.path == ["Record event and order", "Publish notification", "Mark as sent"]
     assert "StartSyncExecution" in {call.action for call in measured.calls_by("starter")}
     assert _express_runs_synchronously({"new": measured}) is None, "not modelled from STANDARD"
+
+
+def test_the_tables_keep_every_dollar_figure_whole_at_80_columns_and_mark_the_jittered_ones(embedded_aws):
+    """The dead-lettered path retries Publish with FULL jitter: its EXPRESS duration, and so its
+    EXPRESS figure, includes delays drawn at random, which the page says; at 80 columns no figure is
+    cut to `$130.…` (EXPRESS modelled from the STANDARD run here, as `cost` does when it must)."""
+    import io
+
+    from rich.console import Console
+
+    from onceflow.devtools.cost import print_cost_run
+    from onceflow.devtools.cost.run import CostRun, ModeRun, _measure_all
+    from onceflow.devtools.cost.settings import read_settings
+
+    paths = tuple(spec for spec in PATHS if spec.key in ("new", "dead_lettered"))
+    measured = _measure_all(embedded_aws, TEMPLATE_PATH, {}, paths)
+    settings = read_settings(TEMPLATE_PATH)
+    run = CostRun(
+        str(TEMPLATE_PATH),
+        load_prices(),
+        {
+            "STANDARD": ModeRun("STANDARD", settings, measured),
+            "EXPRESS": ModeRun("EXPRESS", settings, measured, modelled_because="not measured in this test"),
+        },
+    )
+    assert measured["dead_lettered"].retry_delay_seconds > 0 and measured["new"].retry_delay_seconds == 0
+    out = io.StringIO()
+    print_cost_run(run, {"new": 0.9, "dead_lettered": 0.1}, Console(file=out, width=80))
+    text = out.getvalue()
+
+    for mode in ("STANDARD", "EXPRESS"):
+        for path in measured:
+            assert f"${run.path_cost(mode, path).per_million():,.2f}" in text, (mode, path)
+        assert f"${run.mix(mode, {'new': 0.9, 'dead_lettered': 0.1}).per_million():,.2f}" in text, mode
+    assert "$…" not in text.replace(" ", "") and ".…" not in text
+    assert f"${run.path_cost('EXPRESS', 'dead_lettered').per_million():,.2f}*" in text
+    assert f"${run.path_cost('EXPRESS', 'new').per_million():,.2f}*" not in text
+    assert "these figures vary from run to run" in " ".join(text.split())

@@ -8,6 +8,7 @@ alone behaves otherwise, the patch that fixes it is in onceflow/local/engine/str
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "CreateStateMachine refuses a definition that does not parse with InvalidDefinition": (
         CREATE,
         "test_create_state_machine_refuses_an_invalid_definition_with_its_code",
+    ),
+    "StartExecution without a name names the execution with a UUID; $$.Execution.Name is that name": (
+        START,
+        "test_start_execution_without_a_name_names_it_with_a_uuid",
     ),
     "TransactWriteItems cancellations carry their reasons per item (fault injector)": (
         TRANSACT,
@@ -511,3 +516,22 @@ def test_create_state_machine_refuses_an_invalid_definition_with_its_code(accoun
         account.sfn.create_state_machine(name="invalid", definition=definition, roleArn=ROLE_ARN)
     assert refused.value.response["Error"]["Code"] == "InvalidDefinition"  # moto alone: an empty code
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_start_execution_without_a_name_names_it_with_a_uuid(account: Account):
+    """StartExecution's `name`: "If you don't provide a name for the execution, Step Functions
+    automatically generates a UUID" (moto alone names every unnamed execution `None`, so the second
+    start fails with ExecutionAlreadyExists, and `$$.Execution.Name` is null)."""
+    arn = account.state_machine(single_state({"Type": "Pass", "Parameters": {"name.$": "$$.Execution.Name"}}))
+
+    started = [account.sfn.start_execution(stateMachineArn=arn, input="{}")["executionArn"] for _ in range(2)]
+
+    names = []
+    for execution_arn in started:
+        result = wait_for(account.sfn, execution_arn, timeout=30)
+        described = account.describe(execution_arn)
+        assert result.status == "SUCCEEDED"
+        assert execution_arn.endswith(f":{described['name']}")
+        assert json.loads(described["output"]) == {"name": described["name"]}
+        names.append(str(uuid.UUID(described["name"])))
+    assert len(set(names)) == 2

@@ -398,3 +398,192 @@ def test_demo_mode_reaches_the_deployed_stack(tmp_path: Path, embedded_aws):
     assert result.exit_code == 0, result.output
     assert result.output.count("PASS") == 3 and "EXPRESS: executions are not listed" in result.output
     assert json.loads((tmp_path / "report.json").read_text())["mode"] == "EXPRESS"
+
+
+def _console(
+    *args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """The installed console script, as a user types it: the shell's environment with `env` set
+    (None: unset)."""
+    environment = {**os.environ, "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [str(CONSOLE_SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={name: value for name, value in environment.items() if value is not None},
+    )
+
+
+def _one_line(result: subprocess.CompletedProcess, code: int) -> str:
+    """The command failed with `code`, saying so on one line of stderr, no traceback."""
+    assert result.returncode == code, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    return line
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["status", "--endpoint", "127.0.0.1:4747"], {}, "'--endpoint'"),
+        (["send"], {"ONCEFLOW_ENDPOINT": "localhost:4747"}, "ONCEFLOW_ENDPOINT"),
+    ],
+    ids=["flag", "environment"],
+)
+def test_an_endpoint_without_its_scheme_is_named_with_the_url_to_give(args, env, named) -> None:
+    line = _one_line(_console(*args, env=env), 2)
+    value = args[-1] if len(args) > 1 else env["ONCEFLOW_ENDPOINT"]
+    assert line == (
+        f"onceflow {args[0]}: Invalid value for {named}: {value!r}: an http:// or https:// URL with a host, "
+        f"e.g. http://{value}"
+    )
+
+
+def test_status_on_aws_with_no_region_configured_says_how_to_set_one(tmp_path: Path) -> None:
+    environment = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_REGION": None, "AWS_DEFAULT_REGION": None}
+    line = _one_line(_console("status", "--aws", env=environment), 1)
+    assert line == (
+        "onceflow status: no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your "
+        "AWS profile)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"", "the file is empty (SQS refuses an empty body)"),
+        (b"x" * 262_145, "262,145 bytes, more than SQS's 262,144 per message"),
+        (b"\xff\xfe", "not UTF-8 text (an SQS body is text)"),
+    ],
+    ids=["empty", "too-large", "not-text"],
+)
+def test_send_refuses_a_file_sqs_would_refuse_before_looking_for_the_stack(tmp_path: Path, content, says) -> None:
+    body = tmp_path / "body.json"
+    body.write_bytes(content)
+    line = _one_line(_console("send", "--file", str(body), "--endpoint", "http://127.0.0.1:1"), 2)
+    assert line == f"onceflow send: Invalid value for '--file': {body}: {says}"
+
+
+def test_a_stack_name_that_is_not_there_is_told_with_the_stacks_that_are(started: Started) -> None:
+    line = _one_line(_console("status", "--endpoint", started.endpoint, "--stack-name", "nope"), 1)
+    assert line == (
+        f"onceflow status: no stack 'nope' at {started.endpoint}: it has onceflow-local "
+        "(pass --stack-name or set ONCEFLOW_STACK_NAME)"
+    )
+
+
+class VanishingEndpoint:
+    """A TCP relay to `onceflow start` that goes away after relaying `requests` HTTP requests: it
+    closes its listener and every connection, as `onceflow start` stopped (Ctrl-C) mid-command does."""
+
+    def __init__(self, target: str, requests: int):
+        import socket
+        import threading
+
+        self._target = ("127.0.0.1", int(target.rsplit(":", 1)[1]))
+        self._left = requests
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self.gone = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self.gone.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._target)
+            with self._lock:
+                self._sockets += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
+
+    def _pump(self, source, sink, requests: bool) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            if requests and data.startswith((b"POST ", b"GET ")):
+                with self._lock:
+                    self._left -= 1
+                    if self._left < 0:
+                        self.close()
+                        return
+            try:
+                sink.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.gone.set()
+        self._listener.close()
+        for connection in self._sockets:
+            connection.close()
+
+
+def test_send_with_start_stopped_midway_says_how_many_were_sent(started: Started) -> None:
+    """DescribeStacks and two batches of ten reach `onceflow start`; then it is gone."""
+    relay = VanishingEndpoint(started.endpoint, requests=3)
+    try:
+        line = _one_line(_console("send", "--count", "3000", "--endpoint", relay.endpoint), 1)
+    finally:
+        relay.close()
+    assert line.startswith(
+        "onceflow send: sent 20 of 3000 messages (maybe the next 10 too), then the endpoint stopped answering "
+    )
+    assert line.endswith("was `onceflow start` stopped, or the network lost?")
+
+
+def test_following_logs_with_start_stopped_ends_with_one_line(started: Started) -> None:
+    """DescribeStacks and the first FilterLogEvents reach `onceflow start`; the next read finds it gone."""
+    _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "1"))
+    _wait_until_sent(started.stack, ids)
+    relay = VanishingEndpoint(started.endpoint, requests=2)
+    try:
+        result = _console("logs", "--follow", "--endpoint", relay.endpoint)
+    finally:
+        relay.close()
+    line = _one_line(result, 1)
+    assert relay.gone.is_set() and result.stdout.strip(), "lines were followed before it went away"
+    assert line.startswith("onceflow logs: the endpoint stopped answering (")
+
+
+def test_trace_by_default_leaves_the_demos_page_alone(started: Started, tmp_path: Path) -> None:
+    demo_page = tmp_path / "reports" / "trace.html"
+    demo_page.parent.mkdir()
+    demo_page.write_text("the demo's page")
+    result = _console("trace", "--endpoint", started.endpoint, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = tmp_path / "reports" / "onceflow-local-trace.html"
+    assert result.stdout.strip().endswith(f"written to {written.relative_to(tmp_path)}")
+    assert demo_page.read_text() == "the demo's page" and "Publish notification" in written.read_text()
+
+
+def test_redrive_refuses_a_skip_error_nothing_has_and_moves_nothing(started: Started, tmp_path: Path) -> None:
+    poison = tmp_path / "poison.json"
+    poison.write_text("never json")
+    _invoke("send", "--endpoint", started.endpoint, "--file", str(poison))
+    poll_until(
+        lambda: "Onceflow.InvalidMessage" in _invoke("status", "--endpoint", started.endpoint),
+        30,
+        "a dead letter",
+        interval=START_ROUND,
+    )
+    line = _one_line(_console("redrive", "--endpoint", started.endpoint, "--skip-error", "NotAnError"), 2)
+    assert line.startswith(
+        "onceflow redrive: Invalid value for '--skip-error': 'NotAnError': no dead letter has this error and "
+        "the pipeline writes none such (the queue's: "
+    )
+    assert "Onceflow.InvalidMessage" in line and line.endswith("); nothing was moved")
+    still = _invoke("redrive", "--endpoint", started.endpoint, "--dry-run", "--skip-error", "Onceflow.PayloadConflict")
+    assert re.search(r"would move [1-9]", still), "a pipeline error absent from the queue is accepted"

@@ -21,6 +21,7 @@ SAME_PAYLOAD = "Same payload as the stored order?"
 PUBLISH = "Publish notification"
 MARK_SENT = "Mark as sent"
 DEAD_LETTER = "Send to dead-letter queue"
+TO_DEAD_LETTER = "Dead-letter queue is FIFO?"  # the queue-type Choice every dead-letter path passes
 TASKS = (RECORD, LOOK_UP, PUBLISH, MARK_SENT, DEAD_LETTER)
 
 EVENT_ID = "order-1"  # the event every mocked lookup describes

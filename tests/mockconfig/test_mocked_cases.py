@@ -17,6 +17,7 @@ from tests.mockconfig.cases import (
     PUBLISH,
     RECORD,
     SAME_PAYLOAD,
+    TO_DEAD_LETTER,
     WHAT_IS_LEFT,
     attempts,
     dead_letters,
@@ -66,7 +67,7 @@ def test_publish_failing_beyond_retries_dead_letters_and_leaves_record_pending(m
 
     assert result.status == "FAILED"
     assert result.error == "Onceflow.DeadLettered"
-    assert result.path == [RECORD, PUBLISH, DEAD_LETTER, "Dead-lettered"]
+    assert result.path == [RECORD, PUBLISH, TO_DEAD_LETTER, DEAD_LETTER, "Dead-lettered"]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, PUBLISH: 6, DEAD_LETTER: 1}  # MaxAttempts 5: 1 + 5 retries
     assert {f["error"] for f in result.task_failures(PUBLISH)} == {"SNS.InternalErrorException"}
     [state] = state_rows(mock_stack)
@@ -124,6 +125,7 @@ def test_record_cancelled_different_payload_dead_letters_without_writing(mock_st
         LOOK_UP,
         WHAT_IS_LEFT,
         "Describe payload conflict",
+        TO_DEAD_LETTER,
         DEAD_LETTER,
         "Dead-lettered",
     ]
@@ -180,7 +182,15 @@ def test_record_cancelled_conflict_while_pending_dead_letters_unpublished(mock_s
     """The payload hash is compared before the status: a pending record with another payload is a conflict."""
     result = run_case(mock_stack, "RecordCancelledConflictWhilePending")
 
-    assert result.path == [RECORD, LOOK_UP, WHAT_IS_LEFT, "Describe payload conflict", DEAD_LETTER, "Dead-lettered"]
+    assert result.path == [
+        RECORD,
+        LOOK_UP,
+        WHAT_IS_LEFT,
+        "Describe payload conflict",
+        TO_DEAD_LETTER,
+        DEAD_LETTER,
+        "Dead-lettered",
+    ]
     assert attempts(result) == {**NO_TASKS, RECORD: 1, LOOK_UP: 1, DEAD_LETTER: 1}
     [letter] = dead_letters(mock_stack)
     assert letter.attributes["error"] == "Onceflow.PayloadConflict"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,7 @@ from onceflow.local.faults import sqs_send_failures
 from onceflow.local.safety_net import DETAIL_TYPE, SOURCE, status_change_detail
 from onceflow.ops.observe import drain
 from onceflow.ops.redrive import main, redrive
+from onceflow_common import dead_letters
 from tests.support import execution_input, order
 
 
@@ -314,3 +317,32 @@ def test_the_command_skips_the_errors_named_and_refuses_a_negative_limit(stack, 
     assert "moved 1, skipped 1" in result.output
     assert [m.json["order_id"] for m in _source(stack)] == ["order-ok"]
     assert [m.attributes["error"] for m in _dead(stack)] == ["Onceflow.PayloadConflict"]
+
+
+def test_the_pipeline_errors_redrive_knows_are_those_the_asl_and_the_functions_write():
+    """`--skip-error` accepts these even when no dead letter has them now (dead_letters.PIPELINE_ERRORS);
+    the list must not drift from the names the writers use. Onceflow.DeadLettered is the Fail
+    state's error, on no dead letter."""
+    root = Path(__file__).parents[2]
+    sources = [root / "statemachine" / "pipeline.asl.json", *sorted((root / "functions").rglob("*.py"))]
+    written = {name for path in sources for name in re.findall(r"Onceflow\.[A-Z]\w+", path.read_text())}
+    assert written - {"Onceflow.DeadLettered"} == dead_letters.PIPELINE_ERRORS
+
+
+def test_a_redriven_message_the_starter_dead_letters_again_keeps_its_count_and_first_reason(stack, event_source):
+    """The starter carries a redrive's provenance over to the message's next dead letter, so the
+    second redrive counts 2 and warns of a loop (the count restarted at 0 before)."""
+    sqs = stack.client("sqs")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody="still not json")
+    event_source.run_until_empty()
+    first = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=False, limit=None)
+    assert (first.moved, first.items[0].redrive_count) == (1, 0)
+    event_source.run_until_empty()  # dead-lettered again, as invalid as before
+
+    again = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=True, limit=None)
+
+    [item] = again.items
+    assert (item.source, item.error, item.redrive_count) == ("starter", "Onceflow.InvalidMessage", 1)
+    assert "1 had been redriven before (up to 1 times): a redrive loop?" in again.summary()
+    [letter] = drain(sqs, stack.dead_letter_queue_url)
+    assert letter.attributes[dead_letters.FIRST_DEAD_LETTER] == "starter: Onceflow.InvalidMessage"

@@ -54,9 +54,10 @@ def test_conflicting_payload_for_a_known_event_id_is_dead_lettered_without_overw
 
     conflict = run_execution(stack, conflicting, name="order-4-conflict")
 
-    assert conflict.path[-4:] == [
+    assert conflict.path[-5:] == [
         "What is left to do?",
         "Describe payload conflict",
+        "Dead-letter queue is FIFO?",
         "Send to dead-letter queue",
         "Dead-lettered",
     ]
@@ -111,7 +112,12 @@ def test_unknown_status_is_dead_lettered_for_an_operator(stack, inbox):
 
     again = run_execution(stack, body, name="order-5-again")
 
-    assert again.path[-3:] == ["Describe unknown status", "Send to dead-letter queue", "Dead-lettered"]
+    assert again.path[-4:] == [
+        "Describe unknown status",
+        "Dead-letter queue is FIFO?",
+        "Send to dead-letter queue",
+        "Dead-lettered",
+    ]
     assert_dead_lettered(stack, again, "Onceflow.UnknownStatus", event_id="order-5", body=json.dumps(body))
     assert [row["status"] for row in state_rows(stack)] == ["archived"]
     assert len(order_rows(stack)) == 1

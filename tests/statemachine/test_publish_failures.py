@@ -55,7 +55,7 @@ def test_publish_failing_beyond_retries_is_dead_lettered_and_a_redrive_publishes
     assert task_errors(failed, PUBLISH) == [THROTTLED] * (backoff.max_attempts + 1)
     assert len(embedded_aws.clock.retry_delays) == backoff.max_attempts
     assert_full_jitter(embedded_aws.clock.retry_delays, backoff)
-    assert failed.path[-3:] == [PUBLISH, "Send to dead-letter queue", "Dead-lettered"]
+    assert failed.path[-4:] == [PUBLISH, "Dead-letter queue is FIFO?", "Send to dead-letter queue", "Dead-lettered"]
     dead_letter = assert_dead_lettered(stack, failed, THROTTLED, event_id="order-7", body=json.dumps(body))
     assert "Injected fault" in dead_letter.cause
     [state] = state_rows(stack)

@@ -99,9 +99,10 @@ def test_cancelled_transaction_beyond_the_bound_is_dead_lettered(stack, inbox, e
     assert fault.injected == 1 + RECORD_RETRY_BOUND
     assert result.attempts(RECORD) == 1 + RECORD_RETRY_BOUND
     assert task_errors(result, RECORD) == [CANCELLED] * (1 + RECORD_RETRY_BOUND)
-    assert result.path[-4:] == [
+    assert result.path[-5:] == [
         RECORD_AGAIN,
         "Describe record retries exhausted",
+        "Dead-letter queue is FIFO?",
         "Send to dead-letter queue",
         "Dead-lettered",
     ]

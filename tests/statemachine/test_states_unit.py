@@ -54,6 +54,9 @@ MARK_SENT = "Mark as sent"
 ALREADY_SENT = "Already sent"
 EXPIRED = "Already done, record expired"
 DEAD_LETTER = "Send to dead-letter queue"
+# Where every Catch of a dead-letter path goes: the queue-type Choice before the send.
+TO_DEAD_LETTER = "Dead-letter queue is FIFO?"
+FIFO_DEAD_LETTER = "Send to FIFO dead-letter queue"
 DEAD_LETTERED = "Dead-lettered"
 
 # Budgets the workflow promises (literal on purpose: changing one is a decision, not a refactor).
@@ -255,14 +258,14 @@ def test_a_throttled_record_is_retried_then_dead_lettered(run: Run) -> None:
     throttled = ("DynamoDb.ThrottlingException", "Rate of requests exceeds the allowed throughput.")
     assert run(RECORD, INPUT, mock=throttled, retries_made=0)["status"] == "RETRIABLE"
     exhausted = run(RECORD, INPUT, mock=throttled, retries_made=99)
-    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
 
 
 def test_an_unexpected_record_error_is_dead_lettered_at_once(run: Run) -> None:
     missing = ("DynamoDb.ResourceNotFoundException", "Requested resource not found")
     response = run(RECORD, INPUT, mock=missing, retries_made=0)
-    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
-    reason = dead_letter_reason(run, DEAD_LETTER, output(response))
+    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
+    reason = dead_letter_reason(run, TO_DEAD_LETTER, output(response))
     assert reason[dead_letters.ERROR] == "DynamoDb.ResourceNotFoundException"
 
 
@@ -349,7 +352,7 @@ def test_a_look_up_cancelled_by_a_concurrent_transaction_is_retried_then_dead_le
     cancelled = after_cancelled_record(run)
     assert run(LOOK_UP, cancelled, mock=(CANCELLED, CONFLICT_CAUSE), retries_made=0)["status"] == "RETRIABLE"
     exhausted = run(LOOK_UP, cancelled, mock=(CANCELLED, CONFLICT_CAUSE), retries_made=99)
-    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
 
 
 def test_nothing_recorded_records_again_a_bounded_number_of_times(run: Run) -> None:
@@ -391,14 +394,14 @@ def test_publish_retries_a_throttled_publish_then_dead_letters_it(run: Run) -> N
         assert response["status"] == "RETRIABLE", (retries_made, response)
         assert (response["error"], response["cause"]) == throttled
     exhausted = run(PUBLISH, INPUT, mock=throttled, retries_made=PUBLISH_RETRIES)
-    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
-    reason = dead_letter_reason(run, DEAD_LETTER, output(exhausted))
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
+    reason = dead_letter_reason(run, TO_DEAD_LETTER, output(exhausted))
     assert (reason[dead_letters.ERROR], reason[dead_letters.CAUSE]) == throttled
 
 
 def test_publish_to_a_missing_topic_is_dead_lettered_without_retrying(run: Run) -> None:
     response = run(PUBLISH, INPUT, mock=("SNS.NotFoundException", "Topic does not exist"), retries_made=0)
-    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
 
 
 # Mark as sent
@@ -425,13 +428,13 @@ def test_mark_as_sent_retries_throttling_then_dead_letters(run: Run) -> None:
     for retries_made in range(MARK_SENT_RETRIES):
         assert run(MARK_SENT, INPUT, mock=throttled, retries_made=retries_made)["status"] == "RETRIABLE"
     exhausted = run(MARK_SENT, INPUT, mock=throttled, retries_made=MARK_SENT_RETRIES)
-    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+    assert (exhausted["status"], exhausted["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
 
 
 def test_mark_as_sent_that_finds_no_matching_record_is_dead_lettered(run: Run) -> None:
     failed = ("DynamoDB.ConditionalCheckFailedException", "The conditional request failed")
     response = run(MARK_SENT, INPUT, mock=failed, retries_made=0)
-    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", DEAD_LETTER)
+    assert (response["status"], response["nextState"]) == ("CAUGHT_ERROR", TO_DEAD_LETTER)
 
 
 # Send to dead-letter queue, and the end states
@@ -452,6 +455,32 @@ def test_dead_letter_sends_the_original_body_with_the_reason_attributes(run: Run
     assert attributes[dead_letters.EVENT_ID] == "order-1"
     assert attributes[dead_letters.SOURCE_MESSAGE_ID] == INPUT["message"]["id"]
     assert attributes[dead_letters.EXECUTION_ARN].startswith("arn:aws:states:")
+
+
+def test_a_standard_source_s_letter_goes_to_the_standard_send(run: Run) -> None:
+    failed = {**INPUT, "error": {"Error": "SNS.NotFoundException", "Cause": "Topic does not exist"}}
+    response = run(TO_DEAD_LETTER, failed)
+    assert (response["status"], response["nextState"]) == ("SUCCEEDED", DEAD_LETTER)
+
+
+def test_a_fifo_source_s_letter_keeps_its_group_and_gets_a_deduplication_id_per_entry(run: Run) -> None:
+    """A FIFO dead-letter queue needs MessageGroupId and MessageDeduplicationId
+    (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html)."""
+    message = {**INPUT["message"], "group_id": "customer-7"}
+    failed = {**INPUT, "message": message, "error": {"Error": "SNS.NotFoundException", "Cause": "gone"}}
+    chosen = run(TO_DEAD_LETTER, failed)
+    assert (chosen["status"], chosen["nextState"]) == ("SUCCEEDED", FIFO_DEAD_LETTER)
+    response = run(FIFO_DEAD_LETTER, output(chosen), mock={"MessageId": "dl-1", "MD5OfMessageBody": "0" * 32})
+    assert (response["status"], response["nextState"]) == ("SUCCEEDED", DEAD_LETTERED)
+    sent = sent_parameters(response)
+    assert sent["MessageGroupId"] == "customer-7"
+    assert len(sent["MessageDeduplicationId"]) == 64  # SHA-256 of the execution and the state's entry
+    assert sent["MessageBody"] == BODY
+    standard = sent_parameters(run(DEAD_LETTER, failed, mock={"MessageId": "dl-2", "MD5OfMessageBody": "0" * 32}))
+    # Otherwise the standard send's request: same queue, body and reason attributes.
+    assert set(sent) - set(standard) == {"MessageGroupId", "MessageDeduplicationId"}
+    assert sent["QueueUrl"] == standard["QueueUrl"]
+    assert set(sent["MessageAttributes"]) == set(standard["MessageAttributes"])
 
 
 def test_a_failed_dead_letter_send_is_retried(run: Run) -> None:

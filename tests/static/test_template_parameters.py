@@ -73,6 +73,35 @@ def test_express_takes_batches_that_run_in_one_wave(template, batch_size, window
     assert all("EXPRESS" in reason for reason in broken)
 
 
+FIFO_OK = {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": 0}
+
+
+@pytest.mark.parametrize("workflow", ["STANDARD", "EXPRESS"])
+@pytest.mark.parametrize("event_format", ["json", "eventbridge", "sns"])
+def test_fifo_deploys_with_either_workflow_and_every_format_a_fifo_producer_has(template, workflow, event_format):
+    assert refused(template, **FIFO_OK, StateMachineType=workflow, EventFormat=event_format) == []
+
+
+@pytest.mark.parametrize(("batch_size", "window"), [(11, 1), (100, 1), (10, 1), (5, 300)])
+def test_fifo_refuses_what_lambda_refuses_for_fifo(template, batch_size, window):
+    """Lambda's SQS event source for a FIFO queue: BatchSize at most 10, no batching window
+    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html)."""
+    broken = refused(template, SourceQueueType="FIFO", BatchSize=batch_size, MaximumBatchingWindowInSeconds=window)
+    assert broken and all("FIFO" in reason for reason in broken), broken
+    if batch_size > 10:
+        assert any("BatchSize 1 to 10" in reason for reason in broken)
+    assert any("MaximumBatchingWindowInSeconds 0" in reason for reason in broken)
+
+
+def test_fifo_refuses_s3_notifications_and_says_what_to_pick(template):
+    """S3 event notifications cannot target a FIFO queue
+    (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ways-to-add-notification-config-to-bucket.html)."""
+    [reason] = refused(template, **FIFO_OK, EventFormat="s3")
+    assert "S3 event notifications cannot target a FIFO queue" in reason
+    assert "SourceQueueType STANDARD" in reason and "EventFormat json" in reason
+    assert refused(template, EventFormat="s3") == [], "a standard source still takes S3 notifications"
+
+
 def test_a_full_batch_fits_in_the_starters_timeout(template):
     """The starter hands its records over one by one; at 250 ms per StartExecution in the worst case
     (p99 plus an SDK retry on throttling) the largest batch must end inside the function's timeout."""

@@ -50,6 +50,17 @@ def original_body(execution_input: str | None) -> str | None:
     return body if isinstance(body, str) else None
 
 
+def group_of(execution_input: str | None) -> str | None:
+    """A FIFO source message's group (`message.group_id` of the starter's input), or None."""
+    if not isinstance(execution_input, str):
+        return None
+    try:
+        group = json.loads(execution_input).get("message", {}).get("group_id")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return group if isinstance(group, str) and group else None
+
+
 def event_id_of(execution_input: str | None) -> str | None:
     """The event_id the starter put in an execution input, or None."""
     if not isinstance(execution_input, str):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from onceflow_common import dead_letters
-from onceflow_common.status_change import EndedExecution, event_id_of, original_body
+from onceflow_common.status_change import EndedExecution, event_id_of, group_of, original_body
 
 # SQS allows 256 KiB per message, attributes included: the cause is a summary, not a dump.
 MAX_CAUSE_CHARACTERS = 4096
@@ -39,5 +39,10 @@ def send(sqs: Any, queue_url: str, execution: EndedExecution, reason: Reason) ->
         execution_arn=execution.execution_arn,
         event_id=event_id_of(execution.input) or None,
     )
-    response = sqs.send_message(QueueUrl=queue_url, MessageBody=body_of(execution), MessageAttributes=attributes)
+    # FIFO: the execution's message group; keyed by the execution, as the starter keys its letter
+    # of the same ended execution, so SQS keeps one of the two within its five-minute window.
+    fifo = dead_letters.fifo_fields(queue_url, group_of(execution.input), execution.execution_arn)
+    response = sqs.send_message(
+        QueueUrl=queue_url, MessageBody=body_of(execution), MessageAttributes=attributes, **fifo
+    )
     return str(response["MessageId"])

@@ -18,6 +18,8 @@ class Delivery:
     invalid: InvalidMessage | None = None
     failure: Exception | None = None  # parsing failed unexpectedly: the record is reported failed
     already_sent: bool = False
+    group_id: str | None = None  # a FIFO source's MessageGroupId
+    record: dict[str, Any] | None = None  # as Lambda gave it: a throttled record is re-queued from it
 
     @property
     def event_id(self) -> str | None:
@@ -39,10 +41,22 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
     deliveries = []
     for record in records:
         message_id, body = record["messageId"], record.get("body") or ""
+        group_id = (record.get("attributes") or {}).get("MessageGroupId") if settings.fifo else None
         try:
-            deliveries.append(Delivery(message_id, body, event=parse_record(record, settings)))
+            event = parse_record(record, settings)
+            deliveries.append(Delivery(message_id, body, event=event, group_id=group_id, record=record))
         except InvalidMessage as invalid:
-            deliveries.append(Delivery(message_id, body, invalid=invalid))
+            invalid.message_attributes = record.get("messageAttributes") or {}  # a redrive's count goes on
+            deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id))
         except Exception as failure:  # one record's surprise must not fail its whole batch
-            deliveries.append(Delivery(message_id, body, failure=failure))
+            deliveries.append(Delivery(message_id, body, failure=failure, group_id=group_id))
     return deliveries
+
+
+def by_message_group(deliveries: list[Delivery]) -> list[list[Delivery]]:
+    """A FIFO batch's records per MessageGroupId, each group in the batch's order (Lambda hands a
+    FIFO batch over in order within each group), groups in the order they first appear."""
+    groups: dict[str | None, list[Delivery]] = {}
+    for delivery in deliveries:
+        groups.setdefault(delivery.group_id, []).append(delivery)
+    return list(groups.values())

@@ -4,11 +4,12 @@ letter (onceflow_common.dead_letters)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from onceflow_common import dead_letters
-from starter.executions import ExecutionRejected
+from starter.executions import ExecutionEndedBadly, ExecutionRejected
 from starter.messages import InvalidMessage
 
 INVALID_MESSAGE_ERROR = "Onceflow.InvalidMessage"
@@ -22,11 +23,19 @@ class Reason:
     rule: str
     message_id: str
     event_id: str | None
+    # A redriven message's count and first reason (dead_letters.carried_provenance), carried over.
+    carried: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def invalid(cls, invalid: InvalidMessage) -> Reason:
         return cls(
-            INVALID_MESSAGE_ERROR, str(invalid), invalid.field, invalid.rule, invalid.message_id, invalid.event_id
+            INVALID_MESSAGE_ERROR,
+            str(invalid),
+            invalid.field,
+            invalid.rule,
+            invalid.message_id,
+            invalid.event_id,
+            dead_letters.carried_provenance(invalid.message_attributes),
         )
 
     @classmethod
@@ -34,9 +43,16 @@ class Reason:
         # Named as Step Functions names a service's errors: StepFunctions.InvalidExecutionInput.
         return cls(f"StepFunctions.{rejected.code}", str(rejected), rejected.field, rejected.code, message_id, event_id)
 
+    @classmethod
+    def ended_badly(cls, ended: ExecutionEndedBadly, message_id: str, event_id: str) -> Reason:
+        """A waited-for execution (FIFO STANDARD) ended outside the workflow's paths."""
+        return cls(
+            ended.error or f"Execution.{ended.status}", str(ended), "execution", ended.status, message_id, event_id
+        )
+
 
 def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
-    return dead_letters.reason_attributes(
+    attributes = dead_letters.reason_attributes(
         error=reason.error,
         cause=reason.cause,
         source=dead_letters.FROM_STARTER,
@@ -45,8 +61,16 @@ def reason_attributes(reason: Reason) -> dict[str, dict[str, str]]:
         source_message_id=reason.message_id,
         event_id=reason.event_id or None,
     )
+    return {**attributes, **reason.carried}
 
 
-def send_to_dead_letter_queue(sqs: Any, queue_url: str, body: str, reason: Reason) -> str:
-    response = sqs.send_message(QueueUrl=queue_url, MessageBody=body, MessageAttributes=reason_attributes(reason))
+def send_to_dead_letter_queue(
+    sqs: Any, queue_url: str, body: str, reason: Reason, group_id: str | None = None, deduplication_key: str = ""
+) -> str:
+    """A FIFO dead-letter queue gets the record's group and a deduplication id per letter: the
+    source message id (a redelivery of the same record dead-letters it once), or the key given."""
+    fifo = dead_letters.fifo_fields(queue_url, group_id, deduplication_key or f"starter {reason.message_id}")
+    response = sqs.send_message(
+        QueueUrl=queue_url, MessageBody=body, MessageAttributes=reason_attributes(reason), **fifo
+    )
     return str(response["MessageId"])

@@ -7,7 +7,8 @@ redelivered message reproduces it exactly.
 The input contract (statemachine/pipeline.asl.json reads it): event_id, payload_hash, payload,
 received_at (the SQS send time), ttl (send time + RecordRetentionDays; the workflow writes it
 only when the event is marked sent), pending_shard (the sparse pending index's shard), and
-message {id, body} (the original body, for dead letters and redrives).
+message {id, body} (the original body, for dead letters and redrives; with a FIFO source also
+group_id, the record's MessageGroupId).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class InvalidMessage(Exception):
         self.rule = rule
         self.detail = detail
         self.event_id = event_id
+        self.message_attributes: dict[str, Any] = {}  # the record's, set by parse_batch
         super().__init__(f"message {message_id}: field '{field}' breaks rule '{rule}': {detail}")
 
 
@@ -153,6 +155,15 @@ def _iso(epoch_ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _message(record: dict[str, Any], body_text: str, settings: Settings) -> dict[str, str]:
+    """The original message, for dead letters and redrives; a FIFO source's keeps its group, which
+    the workflow's FIFO dead-letter queue needs (and a redrive puts it back in)."""
+    message = {"id": record["messageId"], "body": body_text}
+    if settings.fifo:
+        message["group_id"] = str((record.get("attributes") or {}).get("MessageGroupId") or "")
+    return message
+
+
 def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
     """Validate one raw SQS record (Lambda event shape) and build its execution input."""
     message_id = record["messageId"]
@@ -181,7 +192,7 @@ def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
             "received_at": _iso(sent_at_ms),
             "ttl": sent_at_ms // 1000 + settings.record_retention_days * 86_400,
             "pending_shard": shard_for(event_id),
-            "message": {"id": message_id, "body": body_text},
+            "message": _message(record, body_text, settings),
         }
     )
     size = len(execution_input.encode())

@@ -11,9 +11,13 @@ from jmespath.exceptions import JMESPathError
 from starter.formats import FORMATS, EventFormat
 
 STATE_MACHINE_TYPES = ("STANDARD", "EXPRESS")
+SOURCE_QUEUE_TYPES = ("STANDARD", "FIFO")
 # Records of a batch handled at once. EXPRESS waits for each execution, so a batch's executions
 # run side by side; STANDARD only starts them (tens of milliseconds each), one after the other.
+# With a FIFO source it is the number of message groups handled side by side (each group's
+# records one after the other, each waited for), so STANDARD takes EXPRESS's default.
 DEFAULT_MAX_CONCURRENT_RECORDS = {"STANDARD": 1, "EXPRESS": 10}
+DEFAULT_MAX_CONCURRENT_GROUPS = 10
 
 
 class ConfigurationError(RuntimeError):
@@ -42,10 +46,25 @@ class Settings:
     # EXPRESS: how long a StartSyncExecution call may take (the workflow's TimeoutSeconds plus a margin).
     sync_execution_timeout_seconds: int = 0
     max_concurrent_records: int = 1
+    # FIFO: records of a message group one after the other, each acknowledged only once its
+    # execution ended (R5); the group's first failure fails the rest of it.
+    source_queue_type: str = "STANDARD"
+    # Where a record Step Functions throttled for a whole invocation is sent again (throttling.py);
+    # unset, or a FIFO source (it would go behind its group's later messages), it is reported failed.
+    source_queue_url: str | None = None
 
     @property
     def express(self) -> bool:
         return self.state_machine_type == "EXPRESS"
+
+    @property
+    def fifo(self) -> bool:
+        return self.source_queue_type == "FIFO"
+
+    @property
+    def waits_for_standard_executions(self) -> bool:
+        """FIFO STANDARD: the starter polls DescribeExecution until the execution ended."""
+        return self.fifo and not self.express
 
     @classmethod
     def from_environment(cls) -> Settings:
@@ -71,11 +90,22 @@ class Settings:
             raise ConfigurationError(
                 f"STATE_MACHINE_TYPE={state_machine_type!r} is not one of {', '.join(STATE_MACHINE_TYPES)}"
             )
-        sync_timeout = _whole_number(env, "SYNC_EXECUTION_TIMEOUT_SECONDS", 0, 0)
-        if state_machine_type == "EXPRESS" and sync_timeout < 1:
+        source_queue_type = env.get("SOURCE_QUEUE_TYPE") or "STANDARD"
+        if source_queue_type not in SOURCE_QUEUE_TYPES:
             raise ConfigurationError(
-                "SYNC_EXECUTION_TIMEOUT_SECONDS must be set for EXPRESS (longer than the workflow's TimeoutSeconds)"
+                f"SOURCE_QUEUE_TYPE={source_queue_type!r} is not one of {', '.join(SOURCE_QUEUE_TYPES)}"
             )
+        sync_timeout = _whole_number(env, "SYNC_EXECUTION_TIMEOUT_SECONDS", 0, 0)
+        if (state_machine_type == "EXPRESS" or source_queue_type == "FIFO") and sync_timeout < 1:
+            raise ConfigurationError(
+                "SYNC_EXECUTION_TIMEOUT_SECONDS must be set for EXPRESS and for a FIFO source "
+                "(longer than the workflow's TimeoutSeconds)"
+            )
+        default_concurrency = (
+            DEFAULT_MAX_CONCURRENT_GROUPS
+            if source_queue_type == "FIFO"
+            else DEFAULT_MAX_CONCURRENT_RECORDS[state_machine_type]
+        )
         return cls(
             state_machine_arn=env["STATE_MACHINE_ARN"],
             dead_letter_queue_url=env["DEAD_LETTER_QUEUE_URL"],
@@ -85,7 +115,7 @@ class Settings:
             state_machine_type=state_machine_type,
             processed_events_table=env.get("PROCESSED_EVENTS_TABLE") or None,
             sync_execution_timeout_seconds=sync_timeout,
-            max_concurrent_records=_whole_number(
-                env, "MAX_CONCURRENT_RECORDS", DEFAULT_MAX_CONCURRENT_RECORDS[state_machine_type], 1
-            ),
+            max_concurrent_records=_whole_number(env, "MAX_CONCURRENT_RECORDS", default_concurrency, 1),
+            source_queue_type=source_queue_type,
+            source_queue_url=env.get("SOURCE_QUEUE_URL") or None,
         )

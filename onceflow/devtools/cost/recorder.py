@@ -28,6 +28,7 @@ STARTER = "starter"
 EVENT_SOURCE = "event_source"
 PRODUCER = "producer"
 HARNESS = "harness"
+SUBSCRIBER = "subscriber"  # the example subscriber (DeploySubscriber=true), cost/subscriber.py
 # moto's Step Functions service integrations sign with "ak" (moto/stepfunctions/parser/asl/utils/boto_client.py),
 # which is no key id: moto's BaseResponse.get_access_key() reports its default for it.
 _MOTO_DEFAULT_KEY = "AKIAEXAMPLE"
@@ -36,6 +37,7 @@ CALLER_KEYS = {
     EVENT_SOURCE: "AKIDONCEFLOWESM00000",
     PRODUCER: "AKIDONCEFLOWPRODUCER",
     HARNESS: "AKIDONCEFLOWHARNESS0",
+    SUBSCRIBER: "AKIDONCEFLOWSUBSCRIB",
 }
 _CALLERS = {key: caller for caller, key in CALLER_KEYS.items()} | {_MOTO_DEFAULT_KEY: WORKFLOW}
 _SERVICES = {"states": "stepfunctions"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from onceflow.devtools.cost.logs import log_bytes
@@ -16,6 +17,34 @@ LOG_SETTINGS = (("ALL", True), ("ALL", False), ("ERROR", True), ("ERROR", False)
 
 def _money(value: float) -> str:
     return f"${value:,.2f}"
+
+
+JITTERED = "*"  # marks a figure that includes Retry/Wait delays drawn with jitter: it varies run to run
+
+
+def _figures_whole(table: Table) -> Table:
+    """Right-aligned columns (the figures) at least as wide as their widest cell, the others free
+    to wrap (headings too): on a narrow terminal rich wraps text instead of cutting `$130.…`."""
+    for column in table.columns:
+        if column.justify == "right":
+            column.min_width = max((len(str(cell)) for cell in column.cells), default=0)
+            column.no_wrap = True
+        else:
+            column.min_width = min(12, max((len(str(cell)) for cell in column.cells), default=0))
+        column.overflow = "fold"
+    return table
+
+
+def _print_whole(console: Console, table: Table) -> None:
+    """At the terminal's width if the figures fit there, else as wide as they need (the terminal
+    then wraps the lines): a figure is never cut."""
+    needed = Measurement.get(console, console.options.update_width(10_000), table).minimum
+    console.print(table, width=max(console.width, needed))
+
+
+def _jittered(run: CostRun, mode: str, path: str) -> bool:
+    """EXPRESS bills duration, which includes the Retry/Wait delays the run drew (FULL jitter)."""
+    return mode == "EXPRESS" and run.runs[mode].measurements[path].retry_delay_seconds > 0
 
 
 def paths_table(run: CostRun) -> Table:
@@ -36,10 +65,13 @@ def paths_table(run: CostRun) -> Table:
             str(used.sns_requests),
             f"{used.sqs_requests:g}",
             f"{used.lambda_invocations:g}",
-            *(_money(run.path_cost(mode, path).per_million()) for mode in MODES),
+            *(
+                _money(run.path_cost(mode, path).per_million()) + (JITTERED if _jittered(run, mode, path) else "")
+                for mode in MODES
+            ),
             _money(run.floor(path).per_million()),
         )
-    return table
+    return _figures_whole(table)
 
 
 def states_table(run: CostRun) -> Table:
@@ -62,10 +94,11 @@ def mix_table(run: CostRun, mix: dict[str, float]) -> Table:
     for mode in MODES:
         cost = run.mix(mode, mix)
         label = mode if run.runs[mode].modelled_because is None else f"{mode} (modelled)"
+        varies = any(_jittered(run, mode, path) and share for path, share in mix.items())
         table.add_row(
             label,
             *(_money(cost.parts[name] * 1e6) for name in COMPONENTS),
-            _money(cost.per_million()),
+            _money(cost.per_million()) + (JITTERED if varies else ""),
             f"{cost.total / floor.total:.2f}×",
         )
     table.add_row(
@@ -74,7 +107,7 @@ def mix_table(run: CostRun, mix: dict[str, float]) -> Table:
         _money(floor.per_million()),
         "1.00×",
     )
-    return table
+    return _figures_whole(table)
 
 
 def logging_table(run: CostRun, mix: dict[str, float]) -> Table:
@@ -98,7 +131,7 @@ def logging_table(run: CostRun, mix: dict[str, float]) -> Table:
             f"{per_event:,.0f}",
             _money(per_event / GB * run.prices["cloudwatch_logs_per_gb_ingested"] * 1e6),
         )
-    return table
+    return _figures_whole(table)
 
 
 def print_cost_run(run: CostRun, mix: dict[str, float], console: Console | None = None) -> None:
@@ -109,10 +142,8 @@ def print_cost_run(run: CostRun, mix: dict[str, float], console: Console | None 
         f"{settings.memory_mb} MB {settings.architecture}, batch {settings.batch_size}; state machine logging "
         f"{settings.log_level}{' with execution data' if settings.include_execution_data else ''}"
     )
-    console.print(paths_table(run))
-    console.print(states_table(run))
-    console.print(mix_table(run, mix))
-    console.print(logging_table(run, mix))
+    for table in (paths_table(run), states_table(run), mix_table(run, mix), logging_table(run, mix)):
+        _print_whole(console, table)
     for mode in MODES:
         reason = run.runs[mode].modelled_because
         if reason:
@@ -121,6 +152,17 @@ def print_cost_run(run: CostRun, mix: dict[str, float], console: Console | None 
                 "run's calls and histories with Express pricing (requests + duration; the starter waits for "
                 "each execution)."
             )
+    jittered = {
+        path: run.runs["EXPRESS"].measurements[path].retry_delay_seconds
+        for path in run.runs["EXPRESS"].measurements
+        if _jittered(run, "EXPRESS", path)
+    }
+    if jittered:
+        drawn = ", ".join(f"{_TITLES.get(path, path)} {seconds:.1f} s" for path, seconds in jittered.items())
+        console.print(
+            f"{JITTERED} EXPRESS bills duration, which includes the Retry/Wait delays this run drew with jitter "
+            f"({drawn}): these figures vary from run to run."
+        )
     console.print(
         "Stated, not measured: call latencies, per-record and per-invocation Lambda time, platform log lines "
         "(see the prices file's assumptions); full batches."

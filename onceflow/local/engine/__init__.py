@@ -26,12 +26,18 @@ def patches(
     # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
     selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
     selected += retention.patches()  # marks executions whose history a history budget may prune
+    # StopExecution's ExecutionAborted is in the history however early it comes: stop_execution.py.
+    selected += __import__("onceflow.local.engine.stop_execution", fromlist=["patches"]).patches()
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
     selected += mocking.moto_patches()
     # TransactGetItems honours ProjectionExpression (the workflow's look-up): onceflow/local/engine/transact_get.py.
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
+    # SNS FIFO topics drop duplicates within 5 minutes and take SQS subscribers only: sns_fifo.py.
+    from onceflow.local.engine import sns_fifo
+
+    selected += sns_fifo.patches()
     # Assign's string literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
     from onceflow.local.engine import asl_strings
 
@@ -56,6 +62,14 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
+    from onceflow.local.engine import execution_api
+
+    selected += execution_api.patches()
+    # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
+    from onceflow.local.engine import sqs_fifo
+
+    selected += sqs_fifo.moto_patches()
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

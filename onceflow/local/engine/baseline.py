@@ -112,6 +112,7 @@ class Baseline:
             queue._pending_messages = set()
             queue.deleted_messages = set()
             queue.__dict__.pop("_onceflow_handle_index", None)  # speedups.py's receipt-handle index
+            queue.__dict__.pop("_onceflow_deduplication", None)  # sqs_fifo.py's deduplication window
 
     def _restore_sns(self) -> None:
         backend = _sns(self.account_id, self.region)

@@ -1,0 +1,281 @@
+"""A FIFO source (SourceQueueType FIFO), both workflow types: the real starter on the embedded AWS.
+
+What AWS asks of a FIFO consumer with partial batch responses
+(https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html, "Implementing
+partial batch responses"): stop processing at the first failure of a message group and return it
+and the group's later records in batchItemFailures. R5 adds: a record is acknowledged only once its
+effects are done or it is dead-lettered, so the group's next record cannot overtake it. A FIFO
+queue's dead-letter queue must be FIFO
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html),
+and a FIFO SendMessage needs a MessageGroupId and a MessageDeduplicationId (or content-based
+deduplication) (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.function_runtime import LambdaContext, StarterRuntime
+from onceflow.local.stack import LocalStack
+from onceflow.ops.observe import NotificationInbox, scan
+from starter import executions
+from tests.conftest import fresh_stack
+from tests.starter.helpers import failed_ids, log_lines, metric_totals
+from tests.support import order, sqs_event, sqs_record
+
+
+@pytest.fixture(scope="module", params=["STANDARD", "EXPRESS"])
+def workflow_type(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def fifo_stack(request: pytest.FixtureRequest, embedded_aws: EmbeddedAws, workflow_type: str) -> LocalStack:
+    """The FIFO stack as just deployed (restored from the session's deployment of this mode)."""
+    mode = "FIFO" if workflow_type == "STANDARD" else "FIFO_EXPRESS"
+    return fresh_stack(embedded_aws, request.getfixturevalue("_deployed"), mode=mode)
+
+
+@pytest.fixture
+def logs() -> io.StringIO:
+    return io.StringIO()
+
+
+@pytest.fixture
+def starter(fifo_stack: LocalStack, logs: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> StarterRuntime:
+    monkeypatch.setattr(executions, "sleep", lambda seconds: None)  # DescribeExecution polls back to back
+    return StarterRuntime(fifo_stack, log_stream=logs)
+
+
+def record(order_id: str, group: str, message_id: str, **extra: Any) -> dict[str, Any]:
+    made = sqs_record(order(order_id, **extra), message_id=message_id)
+    made["attributes"].update(MessageGroupId=group, MessageDeduplicationId=message_id, SequenceNumber="1")
+    return made
+
+
+def rows(stack: LocalStack) -> list[str]:
+    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table))
+
+
+def fifo_dead_letters(stack: LocalStack) -> list[dict[str, Any]]:
+    """The dead-letter queue's messages (received and deleted): reason attributes and MessageGroupId."""
+    sqs = stack.client("sqs")
+    found = []
+    while True:
+        messages = sqs.receive_message(
+            QueueUrl=stack.dead_letter_queue_url,
+            MaxNumberOfMessages=10,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        if not messages:
+            return found
+        for message in messages:
+            attributes = {k: v.get("StringValue") for k, v in message.get("MessageAttributes", {}).items()}
+            found.append({"group": message["Attributes"].get("MessageGroupId"), **attributes})
+            sqs.delete_message(QueueUrl=stack.dead_letter_queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+class HandOverRecorder:
+    """Wraps the starter's hand-over calls (StartExecution, StartSyncExecution, the wait): records
+    when each event's hand-over begins and ends, and can fail one event's or hold one (bounded)
+    until another event's began."""
+
+    def __init__(self, app: Any, monkeypatch: pytest.MonkeyPatch):
+        self.events: list[tuple[str, str]] = []  # (enter|leave, event_id)
+        self.lock = threading.Lock()
+        self.fail: set[str] = set()
+        self.hold: str | None = None
+        self.other_began = threading.Event()
+        self.held_until_other_began = False
+        self.waits = app.Settings.from_environment().waits_for_standard_executions
+        for name in ("start_execution", "run_sync_execution", "wait_for_execution"):
+            monkeypatch.setattr(app, name, self._wrap(getattr(app, name), name))
+
+    def _note(self, what: str, event_id: str) -> None:
+        with self.lock:
+            self.events.append((what, event_id))
+
+    def _wrap(self, real: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def wrapped(sfn: Any, *args: Any) -> Any:
+            if name == "wait_for_execution":
+                result = real(sfn, *args)
+                self._note("leave", result.name.split("-")[0] + "-" + result.name.split("-")[1])
+                return result
+            event_id = args[1].event_id
+            self._note("enter", event_id)
+            if event_id == self.hold:
+                self.held_until_other_began = self.other_began.wait(timeout=10)
+            else:
+                self.other_began.set()
+            if event_id in self.fail:
+                raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "injected"}}, name)
+            result = real(sfn, *args)
+            if not (name == "start_execution" and self.waits):
+                self._note("leave", event_id)
+            return result
+
+        return wrapped
+
+    def order_of(self, kind: str) -> list[str]:
+        return [event for what, event in self.events if what == kind]
+
+
+def test_the_template_makes_fifo_queues_and_a_starter_that_waits(fifo_stack, workflow_type):
+    sqs = fifo_stack.client("sqs")
+    source = sqs.get_queue_attributes(QueueUrl=fifo_stack.source_queue_url, AttributeNames=["All"])["Attributes"]
+    dead = sqs.get_queue_attributes(QueueUrl=fifo_stack.dead_letter_queue_url, AttributeNames=["All"])["Attributes"]
+    assert fifo_stack.source_queue_url.endswith(".fifo") and source["FifoQueue"] == "true"
+    assert source["ContentBasedDeduplication"] == "true"
+    assert fifo_stack.dead_letter_queue_url.endswith(".fifo") and dead["FifoQueue"] == "true"
+    assert fifo_stack.starter_environment["SOURCE_QUEUE_TYPE"] == "FIFO"
+    assert fifo_stack.starter_environment["SYNC_EXECUTION_TIMEOUT_SECONDS"] == "315"
+    assert (fifo_stack.starter_timeout, fifo_stack.event_source.visibility_timeout) == (330, 1980)
+    assert fifo_stack.event_source.batching_window_seconds == 0
+
+
+def test_a_group_runs_in_order_one_after_the_other_and_groups_side_by_side(fifo_stack, starter, logs, monkeypatch):
+    recorder = HandOverRecorder(starter.module, monkeypatch)
+    # a-1 waits (bounded) until another group's record began: only groups side by side get there.
+    recorder.hold = "a-1"
+    batch = [
+        record("a-1", "A", "m-a1"),
+        record("b-1", "B", "m-b1"),
+        record("a-2", "A", "m-a2"),
+        record("b-2", "B", "m-b2"),
+        record("a-3", "A", "m-a3"),
+    ]
+    response = starter.invoke(sqs_event(*batch))
+
+    assert response == {"batchItemFailures": []}
+    assert recorder.held_until_other_began, "group B started while group A's first record was held: groups side by side"
+    entered = recorder.order_of("enter")
+    assert [e for e in entered if e.startswith("a")] == ["a-1", "a-2", "a-3"]
+    assert [e for e in entered if e.startswith("b")] == ["b-1", "b-2"]
+    # one after the other: within a group, a record is handed over only after the previous one ended
+    for group in ("a", "b"):
+        sequence = [(what, e) for what, e in recorder.events if e.startswith(group) and what in ("enter", "leave")]
+        assert [what for what, _ in sequence] == ["enter", "leave"] * (len(sequence) // 2), sequence
+    assert rows(fifo_stack) == ["a-1", "a-2", "a-3", "b-1", "b-2"]
+    finished = metric_totals(logs)
+    assert finished.get("SyncExecutionsFinished", 0) == 5
+
+
+def test_a_groups_first_failure_fails_it_and_its_later_records_unattempted(fifo_stack, starter, logs, monkeypatch):
+    recorder = HandOverRecorder(starter.module, monkeypatch)
+    recorder.fail.add("a-2")
+    batch = [
+        record("a-1", "A", "m-a1"),
+        record("a-2", "A", "m-a2"),
+        record("b-1", "B", "m-b1"),
+        record("a-3", "A", "m-a3"),
+        record("b-2", "B", "m-b2"),
+    ]
+    response = starter.invoke(sqs_event(*batch))
+
+    assert failed_ids(response) == ["m-a2", "m-a3"]
+    assert "a-3" not in recorder.order_of("enter"), "a later record of the failed group is not attempted"
+    assert rows(fifo_stack) == ["a-1", "b-1", "b-2"]
+    [held] = [line for line in log_lines(logs) if line.get("message", "").startswith("An earlier record")]
+    assert held["message_group_id"] == "A" and held["held_back"] == ["m-a3"]
+    assert metric_totals(logs)["GroupRecordsHeldBack"] == 1
+
+
+def test_an_invalid_message_is_dead_lettered_in_its_group_and_the_group_goes_on(fifo_stack, starter, logs):
+    invalid = record("a-2", "A", "m-a2")
+    invalid["body"] = "not json"
+    response = starter.invoke(sqs_event(record("a-1", "A", "m-a1"), invalid, record("a-3", "A", "m-a3")))
+
+    assert response == {"batchItemFailures": []}
+    assert rows(fifo_stack) == ["a-1", "a-3"]
+    [letter] = fifo_dead_letters(fifo_stack)
+    assert letter["group"] == "A" and letter["source"] == "starter" and letter["source_message_id"] == "m-a2"
+
+
+def test_the_workflow_dead_letters_a_conflict_into_the_fifo_queue_with_its_group(fifo_stack, starter, logs):
+    """The ASL's FIFO branch (Send to FIFO dead-letter queue) on the real interpreter."""
+    assert starter.invoke(sqs_event(record("c-1", "C", "m-first"))) == {"batchItemFailures": []}
+
+    response = starter.invoke(sqs_event(record("c-1", "C", "m-conflict", amount=7), record("c-2", "C", "m-next")))
+
+    assert response == {"batchItemFailures": []}
+    [letter] = fifo_dead_letters(fifo_stack)
+    assert letter["group"] == "C" and letter["source"] == "state-machine"
+    assert letter["source_message_id"] == "m-conflict"
+    assert metric_totals(logs)["SyncExecutionsDeadLettered"] == 1
+    assert rows(fifo_stack) == ["c-1", "c-2"]
+
+
+def test_acknowledged_means_done_rows_and_notifications_exist_when_the_handler_returns(fifo_stack, starter):
+    inbox = NotificationInbox(fifo_stack.client("sns"), fifo_stack.client("sqs"), fifo_stack.notification_topic_arn)
+    response = starter.invoke(sqs_event(*[record(f"o-{n}", "G", f"m-{n}") for n in range(4)]))
+
+    assert response == {"batchItemFailures": []}
+    assert rows(fifo_stack) == [f"o-{n}" for n in range(4)]
+    assert inbox.by_event_id() == {f"o-{n}": 1 for n in range(4)}
+
+
+@pytest.mark.parametrize("workflow_type", ["STANDARD"])  # EXPRESS's StartSyncExecution waits by itself
+def test_standard_a_wait_that_runs_out_leaves_the_record_and_the_redelivery_waits_again(
+    fifo_stack, workflow_type, starter, logs
+):
+    sfn = fifo_stack.client("stepfunctions")
+
+    def started_names() -> list[str]:
+        listed = sfn.list_executions(stateMachineArn=fifo_stack.state_machine_arn)["executions"]
+        return sorted(execution["name"].rsplit("-", 1)[0] for execution in listed)
+
+    first = record("w-1", "W", "m-w1")
+    later = record("w-2", "W", "m-w2")
+    # Less than the safety margin left: the execution is started, then the wait gives up at once.
+    short = LambdaContext(function_name="starter", timeout_seconds=executions.SAFETY_MARGIN_SECONDS)
+
+    response = starter.handler(sqs_event(first, later), short)
+
+    assert failed_ids(response) == ["m-w1", "m-w2"]
+    assert started_names() == ["w-1"], "w-2 is not started while w-1 is unfinished"
+
+    again = starter.invoke(sqs_event(first, later))
+
+    assert again == {"batchItemFailures": []}
+    assert started_names() == ["w-1", "w-2"], "the redelivery waited for w-1's execution, not a second one"
+    assert rows(fifo_stack) == ["w-1", "w-2"]
+
+
+@pytest.mark.parametrize("workflow_type", ["STANDARD"])  # an EXPRESS execution cannot be stopped from outside
+def test_standard_an_execution_that_ended_outside_the_paths_is_dead_lettered_by_the_starter(
+    fifo_stack, workflow_type, starter, logs, monkeypatch
+):
+    # Stopped by an operator while it runs (how it then ends is the engine's: ABORTED, or FAILED if the
+    # stop lands inside a state; either is outside the workflow's own paths).
+    sfn = fifo_stack.client("stepfunctions")
+    real_wait = starter.module.wait_for_execution
+    stopped: list[str] = []
+
+    def stop_first_then_wait(client: Any, handover: Any, *args: Any) -> Any:
+        if not stopped:
+            arn = handover.execution_arn or executions.execution_arn(fifo_stack.state_machine_arn, handover.name)
+            sfn.stop_execution(executionArn=arn, error="Operator.Stop", cause="stopped in a test")
+            stopped.append(arn)
+        return real_wait(client, handover, *args)
+
+    monkeypatch.setattr(starter.module, "wait_for_execution", stop_first_then_wait)
+    response = starter.invoke(sqs_event(record("s-1", "S", "m-s1"), record("s-2", "S", "m-s2")))
+
+    assert response == {"batchItemFailures": []}
+    letters = fifo_dead_letters(fifo_stack)
+    from_starter = [letter for letter in letters if letter["source"] == "starter"]
+    assert len(from_starter) == 1
+    assert from_starter[0]["group"] == "S" and from_starter[0]["source_message_id"] == "m-s1"
+    ended = sfn.describe_execution(executionArn=stopped[0])
+    assert ended["status"] in ("ABORTED", "FAILED") and ended.get("error") != "Onceflow.DeadLettered"
+    assert from_starter[0]["rule"] == ended["status"] and from_starter[0]["field"] == "execution"
+    assert metric_totals(logs)["EndedExecutionsDeadLettered"] == 1
+    assert "s-2" in rows(fifo_stack)

@@ -357,18 +357,30 @@ def status(
     summary.add_row("executions", report.executions_line())
     summary.add_row("source queue", report.source_queue_line())
     summary.add_row("dead-letter queue", report.dead_letter_line())
+    if report.subscriber_queues is not None:
+        summary.add_row("subscriber", report.subscriber_queues)
     console.print(summary)
     if report.latest:
         shown = Table(title=f"Latest {len(report.latest)} of {report.execution_count} executions, oldest first")
-        for column in ("started", "execution", "status", "event_id", "path"):
+        subscriber = report.subscriber
+        for column in (
+            "started",
+            "execution",
+            "status",
+            "event_id",
+            "path",
+            *(["subscriber"] if subscriber is not None else []),
+        ):
             shown.add_column(column, overflow="fold")
         for execution in report.latest:
+            outcome = subscriber.get(execution.event_id) if subscriber is not None else None
             shown.add_row(
                 execution.started[11:23],
                 execution.name,
                 execution.status,
                 execution.event_id,
                 " → ".join(execution.path),
+                *([outcome.line() if outcome else ""] if subscriber is not None else []),
             )
         console.print(shown)
     if report.dead_letters.letters:
@@ -446,7 +458,21 @@ def trace(
             f"{execution!r}: no such execution among the {len(results)} of the state machine (e.g. {examples})",
             param_hint="'--execution'",
         )
-    path = write_trace(definition, results, out or Path("reports") / f"{stack_name}-trace.html", selected=execution)
+    from onceflow.ops.subscriber import outcomes
+
+    subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
+        stack.outputs,
+        stack.client("dynamodb"),
+        stack.client("sqs"),
+        (str(r.input.get("event_id", "")) for r in results),
+    )
+    path = write_trace(
+        definition,
+        results,
+        out or Path("reports") / f"{stack_name}-trace.html",
+        selected=execution,
+        subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+    )
     typer.echo(f"trace of {len(results)} executions written to {path}")
 
 

@@ -71,6 +71,11 @@ class LocalPipeline:
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
         self.starter = StarterRuntime(stack, log_stream=log_stream)
+        # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
+        # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
+        from starter import executions as starter_executions
+
+        starter_executions.sleep = aws.clock.sdk_sleep
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:
             self.invoker.runtimes[function.logical_id] = FunctionRuntime(

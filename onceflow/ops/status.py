@@ -12,6 +12,7 @@ from onceflow.ops.executions import history, list_executions
 from onceflow.ops.observe import scan
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
+from onceflow.ops.subscriber import SubscriberOutcome, outcomes, queue_line
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class StatusReport:
     source_visible: int
     source_in_flight: int
     dead_letters: QueueView
+    # The example subscriber (DeploySubscriber=true): its queues, and its outcome per shown event.
+    subscriber_queues: str | None = None
+    subscriber: dict[str, SubscriberOutcome] | None = None
 
     def events_line(self) -> str:
         total = sum(self.event_statuses.values())
@@ -93,6 +97,7 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
     )
     latest = [_line(sfn, summary) for summary in executions[-last:]] if last else []
     visible, in_flight = _queue_counts(sqs, stack.source_queue_url)
+    subscriber_queues = queue_line(sqs, stack.outputs)
     return StatusReport(
         event_statuses=Counter(str(r.get("status", "?")) for r in records),
         execution_statuses=Counter(e["status"] for e in executions),
@@ -101,4 +106,8 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
         source_visible=visible,
         source_in_flight=in_flight,
         dead_letters=peek(sqs, stack.dead_letter_queue_url, limit=dead_letter_sample, sfn=sfn),
+        subscriber_queues=subscriber_queues,
+        subscriber=outcomes(stack.outputs, stack.client("dynamodb"), sqs, (line.event_id for line in latest))
+        if subscriber_queues is not None
+        else None,
     )

@@ -122,6 +122,7 @@ JS = """
     var e = executions[index];
     var facts = [['Status', '<b class="status-' + esc(e.status) + '">' + esc(e.status) + '</b>']];
     if (e.event_id) { facts.push(['event_id', esc(e.event_id)]); }
+    if (e.subscriber) { facts.push(['Subscriber', esc(e.subscriber)]); }
     facts.push(['Started', esc(e.started)], ['Duration', ms(e.ms)],
       ['Steps', e.steps.length + ' states, ' + e.retries + ' retries, ' + e.failures + ' failed attempts']);
     if (e.error) { facts.push(['Error', '<span class="failure">' + esc(e.error) + ': ' + esc(e.cause) + '</span>']); }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +63,15 @@ def write_trace(
     *,
     title: str | None = None,
     detail_limit: int = DETAIL_LIMIT,
+    subscriber: Mapping[str, str] | None = None,
 ) -> Path:
     """Write the page to `path` and return it.
 
     `selected` names the execution shown step by step (name or ARN); by default the most
     interesting one. Executions are listed oldest first. Inputs and outputs are embedded for at
     most `detail_limit` executions, the most interesting first (and always the selected one);
-    the others show their steps and errors only.
+    the others show their steps and errors only. `subscriber` is the example subscriber's outcome
+    per event_id (onceflow/ops/subscriber.py), shown with each execution of that event.
     """
     graph = build_graph(definition)
     traces = sorted(
@@ -79,7 +82,7 @@ def write_trace(
     chosen = pick_selected(traces, selected)
     ranked = sorted(range(len(traces)), key=lambda i: (traces[i].interest(), -i), reverse=True)
     detailed = set(ranked[:detail_limit]) | ({chosen} if chosen is not None else set())
-    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed)
+    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, subscriber)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")

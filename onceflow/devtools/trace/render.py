@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from html import escape
 
@@ -177,12 +178,16 @@ def _step_mark(trace: ExecutionTrace, step: Step) -> str:
     return "st-" + step_status(trace, step)
 
 
-def render_execution(graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool) -> str:
+def render_execution(
+    graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool, subscriber: str | None = None
+) -> str:
     steps = "".join(_step(graph, s, _step_mark(trace, s), detailed) for s in trace.steps)
     duration = (trace.stopped - trace.started).total_seconds() * 1000 if trace.started and trace.stopped else None
     facts = [("Status", f'<b class="status-{escape(trace.status)}">{escape(trace.status)}</b>')]
     if "event_id" in trace.result.input:
         facts.append(("event_id", escape(str(trace.result.input["event_id"]))))
+    if subscriber:
+        facts.append(("Subscriber", escape(subscriber)))
     facts += [
         ("Started", _time(trace.started)),
         ("Duration", _ms(duration)),
@@ -330,15 +335,28 @@ def _script_json(value: object) -> str:
 
 
 def render_page(
-    title: str, graph: Graph, traces: list[ExecutionTrace], stats: RunStats, selected: int | None, detailed: set[int]
+    title: str,
+    graph: Graph,
+    traces: list[ExecutionTrace],
+    stats: RunStats,
+    selected: int | None,
+    detailed: set[int],
+    subscriber: Mapping[str, str] | None = None,
 ) -> str:
+    """`subscriber`: the example subscriber's outcome per event_id (onceflow/ops/subscriber.py), if deployed."""
+    subscriber = subscriber or {}
     chosen = traces[selected] if selected is not None else None
     marks = path_marks(graph, chosen) if chosen else PathMarks()
     svg = draw_graph(graph, stats, marks)
     paths = [path for path, _ in stats.paths.most_common()]
     path_index = {path: i for i, path in enumerate(paths)}
     # Only the selected execution is written as HTML; the script draws any other from the data.
-    section = render_execution(graph, chosen, selected, True, selected in detailed) if chosen else ""
+    chosen_event = str(chosen.result.input.get("event_id", "")) if chosen else ""
+    section = (
+        render_execution(graph, chosen, selected, True, selected in detailed, subscriber.get(chosen_event))
+        if chosen
+        else ""
+    )
     data = {
         "states": list(graph.states),
         "paths": [list(path) for path in paths],
@@ -347,6 +365,9 @@ def render_page(
             execution_json(graph, t, path_index[tuple(t.path)], i in detailed) for i, t in enumerate(traces)
         ],
     }
+    for execution in data["executions"]:  # type: ignore[attr-defined]
+        if execution["event_id"] in subscriber:
+            execution["subscriber"] = subscriber[execution["event_id"]]
     selected_name = escape(chosen.name) if chosen else "none"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

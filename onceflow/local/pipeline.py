@@ -61,7 +61,10 @@ class LocalPipeline:
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
         status_event_loss: StatusEventLoss | None = None,
         subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
+        keep_acknowledged: bool = True,
     ):
+        """`keep_acknowledged`: keep every acknowledged record (event_source.acknowledged_records) for
+        a run that hands some to the starter again; a long-running `onceflow start` keeps none."""
         self.aws = aws
         self.stack = stack
         self.sqs = stack.client("sqs")
@@ -84,6 +87,7 @@ class LocalPipeline:
         self.safety_net = SafetyNet(stack, loss=status_event_loss, invoker=self.invoker)
         self.schedule = ScheduledRuns(stack, self.invoker)
         self._ended_at_last_schedule = 0
+        self._next_paced_run = 0.0
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -91,6 +95,7 @@ class LocalPipeline:
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
+            keep_acknowledged=keep_acknowledged,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -103,17 +108,24 @@ class LocalPipeline:
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
+                keep_acknowledged=keep_acknowledged,
             )
             for f in stack.subscribers
         }
 
-    def run_schedule_if_anything_ended(self) -> None:
+    def run_schedule_if_anything_ended(self, paced: bool = False) -> None:
         """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
         which no execution ended would find only what that run already claimed, so it is left out;
-        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not."""
+        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not.
+
+        `paced` (a long-running `onceflow start`): at most once per schedule period (the template's
+        `rate(...)`) times the time scale, as the schedule rule fires, instead of whenever asked."""
+        if paced and time.monotonic() < self._next_paced_run:
+            return
         if self.schedule.last_run_failed or self.safety_net.ended_seen != self._ended_at_last_schedule:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
+            self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""

@@ -220,6 +220,15 @@ def start(
     stack_name: Annotated[str, typer.Option(help="Name of the local stack.")] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    history_budget: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Keep the histories of this many newest finished executions (older ones keep name, status, "
+            "dates, input and output; `trace` and `status` say how many lost theirs). Each kept history of the "
+            "pipeline costs about 0.04 MB of this process's memory, 1,000 about 36 MB (benchmarks/trace_status.py --memory-only).",
+        ),
+    ] = 1000,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
@@ -227,20 +236,24 @@ def start(
         _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.engine.retention import LONG_RUN_HISTORY_BUDGET
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
+    from onceflow.ops.executions import HISTORY_BUDGET_TAG
 
     _quiet_engine_logs()
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
-    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
+    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget).start()
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
+        # Said where clients read it: `trace` and `status` name the budget beside what it pruned.
+        stack.client("stepfunctions").tag_resource(
+            resourceArn=stack.state_machine_arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": str(history_budget)}]
+        )
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
-        pipeline = LocalPipeline(aws, stack, log_stream=logs)
+        pipeline = LocalPipeline(aws, stack, log_stream=logs, keep_acknowledged=False)
         for logical_id, runtime in pipeline.invoker.runtimes.items():
             if logical_id != starter_id:  # the event source calls the starter directly: the default stream
                 runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]
@@ -253,7 +266,8 @@ def start(
             routed = pipeline.safety_net.sweep().routed
             if routed:
                 console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
-            pipeline.run_schedule_if_anything_ended()  # the reconciler's sweep, which needs no status event
+            # The reconciler's sweep, which needs no status event: at its schedule's pace, scaled.
+            pipeline.run_schedule_if_anything_ended(paced=True)
             logs.publish()
             time.sleep(0.2)
     except KeyboardInterrupt:
@@ -356,18 +370,32 @@ def status(
     summary.add_row("executions", report.executions_line())
     summary.add_row("source queue", report.source_queue_line())
     summary.add_row("dead-letter queue", report.dead_letter_line())
+    if report.histories_line():
+        summary.add_row("histories", report.histories_line())
+    if report.subscriber_queues is not None:
+        summary.add_row("subscriber", report.subscriber_queues)
     console.print(summary)
     if report.latest:
         shown = Table(title=f"Latest {len(report.latest)} of {report.execution_count} executions, oldest first")
-        for column in ("started", "execution", "status", "event_id", "path"):
+        subscriber = report.subscriber
+        for column in (
+            "started",
+            "execution",
+            "status",
+            "event_id",
+            "path",
+            *(["subscriber"] if subscriber is not None else []),
+        ):
             shown.add_column(column, overflow="fold")
         for execution in report.latest:
+            outcome = subscriber.get(execution.event_id) if subscriber is not None else None
             shown.add_row(
                 execution.started[11:23],
                 execution.name,
                 execution.status,
                 execution.event_id,
                 " → ".join(execution.path),
+                *([outcome.line() if outcome else ""] if subscriber is not None else []),
             )
         console.print(shown)
     if report.dead_letters.letters:
@@ -433,20 +461,39 @@ def trace(
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
-    from onceflow.devtools.trace import collect_executions, write_trace
+    from onceflow.devtools.trace import write_trace
+    from onceflow.devtools.trace.progress import collect_with_progress, pruned_line
 
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    results = collect_executions(sfn, stack.state_machine_arn)
+    collected = collect_with_progress(sfn, stack.state_machine_arn)
+    results = collected.executions
     if execution is not None and not any(execution in (r.name, r.arn) for r in results):
         examples = ", ".join(r.name for r in results[-3:]) or "there are no executions yet"
         raise typer.BadParameter(
             f"{execution!r}: no such execution among the {len(results)} of the state machine (e.g. {examples})",
             param_hint="'--execution'",
         )
-    path = write_trace(definition, results, out or Path("reports") / f"{stack_name}-trace.html", selected=execution)
+    from onceflow.ops.subscriber import outcomes
+
+    subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
+        stack.outputs,
+        stack.client("dynamodb"),
+        stack.client("sqs"),
+        (str(r.input.get("event_id", "")) for r in results),
+    )
+    path = write_trace(
+        definition,
+        results,
+        out or Path("reports") / f"{stack_name}-trace.html",
+        selected=execution,
+        history_budget=collected.history_budget,
+        subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+    )
     typer.echo(f"trace of {len(results)} executions written to {path}")
+    if collected.pruned:
+        typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))
 
 
 @app.command()

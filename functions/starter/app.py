@@ -15,6 +15,7 @@ FIFO partial batch responses.
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from starter import clients
+from starter import clients, executions
 from starter.batch import Delivery, Handled, by_message_group, parse_batch
 from starter.dead_letter import Reason, send_to_dead_letter_queue
 from starter.executions import (
@@ -34,6 +35,7 @@ from starter.executions import (
 )
 from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
+from starter.throttling import StillThrottled, requeue
 
 logger = Logger()
 metrics = Metrics()
@@ -50,7 +52,13 @@ OUTCOMES = {
     "rejected": ("RejectedExecutionsDeadLettered", "Step Functions refused the execution: dead-lettering it"),
     "ended_badly": ("EndedExecutionsDeadLettered", "Execution ended outside the workflow's paths: dead-lettering it"),
     "not_attempted": ("GroupRecordsHeldBack", "An earlier record of this message group failed: reported failed"),
+    "requeued_throttled": (
+        "ThrottledRecordsRequeued",
+        "Step Functions throttled this record for the whole invocation: sent to the queue again",
+    ),
 }
+# Step Functions calls answered ThrottlingException (each waited out or re-queued): the throttling alarm's metric.
+THROTTLED_CALLS_METRIC = "StepFunctionsCallsThrottled"
 
 
 def reset_clients() -> None:
@@ -105,7 +113,7 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callab
             )
         else:
             sfn = clients.client("stepfunctions")
-            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id)
+            handover = start_execution(sfn, settings.state_machine_arn, event, delivery.message_id, remaining_seconds)
             if settings.waits_for_standard_executions:
                 handover = wait_for_execution(
                     sfn,
@@ -121,6 +129,12 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callab
         # Keyed by the execution as the reconciler keys its letter of it: SQS keeps one of the two.
         reason = Reason.ended_badly(ended, delivery.message_id, event.event_id)
         return _dead_letter(delivery, settings, reason, "ended_badly", deduplication_key=ended.execution_arn)
+    except StillThrottled:
+        if settings.fifo or not settings.source_queue_url or delivery.record is None:
+            raise  # reported failed: SQS keeps it (a FIFO record must not go behind its group's later ones)
+        message_id, delay = requeue(clients.client("sqs"), settings.source_queue_url, delivery.record)
+        logger.warning(OUTCOMES["requeued_throttled"][1], requeued_as=message_id, delay_seconds=delay)
+        return "requeued_throttled"
     extra = {"execution_arn": handover.execution_arn} if handover.execution_arn else {}
     logger.info(OUTCOMES[handover.outcome][1], execution_name=handover.name, **extra)
     return handover.outcome
@@ -190,6 +204,16 @@ def _mark_already_sent(deliveries: list[Delivery], settings: Settings) -> list[D
     ]
 
 
+class _Counter:
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
 def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.thread_safe_append_keys(**_invocation_keys(context))
     try:
@@ -206,6 +230,8 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     def remaining_seconds() -> float:
         return context.get_remaining_time_in_millis() / 1000
 
+    throttled = _Counter()
+    executions.on_throttled.set(throttled.add)  # seen by each record's copy of this context
     # A FIFO source's unit of work is a message group (its records in order); a standard one's a record.
     runs = by_message_group(deliveries) if settings.fifo else [[delivery] for delivery in deliveries]
     workers = max(1, min(settings.max_concurrent_records, len(runs)))
@@ -217,6 +243,8 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
         handled = [h for future in futures for h in future.result()]
     for outcome in (h.outcome for h in handled if h.outcome is not None):
         metrics.add_metric(name=OUTCOMES[outcome][0], unit=MetricUnit.Count, value=1)
+    if throttled.value:
+        metrics.add_metric(name=THROTTLED_CALLS_METRIC, unit=MetricUnit.Count, value=throttled.value)
     failed = [h.message_id for h in handled if h.outcome is None]
     metrics.add_metric(name="BatchRecordsFailed", unit=MetricUnit.Count, value=len(failed))
     if failed:

@@ -70,6 +70,7 @@ class SqsEventSource:
         invoke: Invoke,
         time_scale: float = 0.0,
         region: str = "us-east-1",
+        keep_acknowledged: bool = True,
     ):
         self.sqs = sqs
         self.queue_url = queue_url
@@ -82,6 +83,8 @@ class SqsEventSource:
         self.region = region
         self.stats = EventSourceStats()
         # Records acknowledged so far: a demo can hand some to the starter again, as SQS rarely does.
+        # A long-running `onceflow start` keeps none (they would grow with every message).
+        self.keep_acknowledged = keep_acknowledged
         self.acknowledged_records: list[dict[str, Any]] = []
 
     def _receive_batch(self) -> list[dict[str, Any]]:
@@ -138,7 +141,8 @@ class SqsEventSource:
         self._let_visibility_expire(failed)
         self.stats.acknowledged += len(succeeded)
         succeeded_ids = {m["MessageId"] for m in succeeded}
-        self.acknowledged_records.extend(r for r in event["Records"] if r["messageId"] in succeeded_ids)
+        if self.keep_acknowledged:
+            self.acknowledged_records.extend(r for r in event["Records"] if r["messageId"] in succeeded_ids)
         self.stats.reported_failed += len(failed)
         return len(messages)
 

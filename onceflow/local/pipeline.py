@@ -61,13 +61,24 @@ class LocalPipeline:
         invoke_wrapper: Callable[[Invoke], Invoke] | None = None,
         status_event_loss: StatusEventLoss | None = None,
         subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
+        keep_acknowledged: bool = True,
     ):
+        """`keep_acknowledged`: keep every acknowledged record (event_source.acknowledged_records) for
+        a run that hands some to the starter again; a long-running `onceflow start` keeps none."""
         self.aws = aws
         self.stack = stack
         self.sqs = stack.client("sqs")
         self.sfn = stack.client("stepfunctions")
         self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
         self.starter = StarterRuntime(stack, log_stream=log_stream)
+        # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
+        # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
+        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way.
+        from starter import executions as starter_executions
+        from starter import throttling as starter_throttling
+
+        starter_executions.sleep = aws.clock.sdk_sleep
+        starter_throttling.MAX_DELAY_SECONDS = round(starter_throttling.AWS_MAX_DELAY_SECONDS * aws.clock.time_scale)
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:
             self.invoker.runtimes[function.logical_id] = FunctionRuntime(
@@ -79,6 +90,7 @@ class LocalPipeline:
         self.safety_net = SafetyNet(stack, loss=status_event_loss, invoker=self.invoker)
         self.schedule = ScheduledRuns(stack, self.invoker)
         self._ended_at_last_schedule = 0
+        self._next_paced_run = 0.0
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -86,6 +98,7 @@ class LocalPipeline:
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
+            keep_acknowledged=keep_acknowledged,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -98,17 +111,24 @@ class LocalPipeline:
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
+                keep_acknowledged=keep_acknowledged,
             )
             for f in stack.subscribers
         }
 
-    def run_schedule_if_anything_ended(self) -> None:
+    def run_schedule_if_anything_ended(self, paced: bool = False) -> None:
         """The reconciler's schedule, fast-forwarded to now. A run after a successful one during
         which no execution ended would find only what that run already claimed, so it is left out;
-        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not."""
+        after a failed run (its work undone, as on AWS the next run five minutes later does) it is not.
+
+        `paced` (a long-running `onceflow start`): at most once per schedule period (the template's
+        `rate(...)`) times the time scale, as the schedule rule fires, instead of whenever asked."""
+        if paced and time.monotonic() < self._next_paced_run:
+            return
         if self.schedule.last_run_failed or self.safety_net.ended_seen != self._ended_at_last_schedule:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
+            self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
@@ -142,9 +162,13 @@ class LocalPipeline:
     def queue_depth(self, queue_url: str) -> int:
         attributes = self.sqs.get_queue_attributes(
             QueueUrl=queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",  # e.g. a throttled record re-queued with a delay
+            ],
         )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+        return sum(int(attributes.get(name, 0)) for name in attributes)
 
     def running_executions(self) -> int:
         return len(list_executions(self.sfn, self.stack.state_machine_arn, status="RUNNING"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from moto.events.models import EventPattern
 from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.stack import LocalStack
-from onceflow.ops.executions import TERMINAL, list_executions
+from onceflow.ops.executions import TERMINAL
 from onceflow_common.status_change import DETAIL_TYPE, MAX_EVENT_DATA_BYTES, SOURCE
 
 __all__ = [
@@ -242,12 +243,18 @@ class SafetyNet:
         self.loss = loss
         self.invoker = invoker or AsyncInvoker(stack, {})
         self._sfn = stack.client("stepfunctions")
-        self._reported: set[str] = set()
+        # Reported executions that started at or after the horizon (older ones are never listed again).
+        self._reported: dict[str, datetime] = {}
+        self._ended_seen = 0
+        # Every execution that started before this had ended by an earlier sweep: a sweep lists
+        # executions newest first and stops there, so its cost is what started or ran since, not
+        # every execution ever (a walk of them all made a long run slower with every event, issue 21).
+        self._horizon: datetime | None = None
 
     @property
     def ended_seen(self) -> int:
         """How many ended executions this safety net has reported so far."""
-        return len(self._reported)
+        return self._ended_seen
 
     def _is_new(self, execution: dict[str, Any]) -> bool:
         if execution["status"] not in TERMINAL or execution["executionArn"] in self._reported:
@@ -255,14 +262,33 @@ class SafetyNet:
         stopped = execution.get("stopDate")
         return self.watch_from is None or stopped is None or stopped >= self.watch_from
 
+    def _since_horizon(self) -> tuple[list[dict[str, Any]], datetime | None]:
+        """The executions that started at the horizon or later, newest first (ListExecutions' order),
+        and the next horizon: the oldest of them still running (or the newest, if none runs)."""
+        listed: list[dict[str, Any]] = []
+        pages = self._sfn.get_paginator("list_executions").paginate(stateMachineArn=self.stack.state_machine_arn)
+        for page in pages:
+            fresh = [e for e in page["executions"] if self._horizon is None or e["startDate"] >= self._horizon]
+            listed.extend(fresh)
+            if len(fresh) < len(page["executions"]):
+                break
+        running = [e["startDate"] for e in listed if e["status"] not in TERMINAL]
+        if running:
+            return listed, min(running)
+        return listed, max((e["startDate"] for e in listed), default=self._horizon)
+
     def sweep(self) -> SweepReport:
         """Report every execution that ended since the last sweep, as Step Functions would."""
-        ended = [e for e in list_executions(self._sfn, self.stack.state_machine_arn) if self._is_new(e)]
+        listed, horizon = self._since_horizon()
         report = SweepReport()
-        for execution in ended:
+        for execution in [e for e in listed if self._is_new(e)]:
             described = self._sfn.describe_execution(executionArn=execution["executionArn"])
             report.changes.append(self._route(status_change_event(described)))
-            self._reported.add(execution["executionArn"])
+            self._reported[execution["executionArn"]] = execution["startDate"]
+            self._ended_seen += 1
+        if horizon is not None:  # what started before it is never listed again
+            self._horizon = horizon
+            self._reported = {arn: start for arn, start in self._reported.items() if start >= horizon}
         return report
 
     def _route(self, event: dict[str, Any]) -> StatusChange:
@@ -276,6 +302,17 @@ class SafetyNet:
         return StatusChange(change.execution_arn, change.status, change.error, routed=True, failed=not delivered)
 
 
+_RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
+_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+def rate_seconds(expression: str) -> int | None:
+    """`rate(5 minutes)` -> 300; None for a cron() expression
+    (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html)."""
+    match = _RATE.match(expression.strip())
+    return int(match[1]) * _UNIT_SECONDS[match[2].rstrip("s")] if match else None
+
+
 class ScheduledRuns:
     """The schedule rules of the template's functions, fired on demand (fast-forwarded)."""
 
@@ -284,6 +321,9 @@ class ScheduledRuns:
         self.invoker = invoker or AsyncInvoker(stack, {})
         self.runs = 0
         self.last_run_failed = False  # some function failed on every attempt (its event is on its DLQ)
+        periods = [rate_seconds(e) for f in stack.scheduled_functions for e in f.schedules]
+        # The shortest rate among the schedules (a cron schedule counts as 5 minutes, the template's).
+        self.period_seconds = min((p if p is not None else 300 for p in periods), default=300)
 
     def run(self, at: datetime | None = None) -> int:
         """One scheduled invocation of every scheduled function, due `at` (now); returns how many."""

@@ -67,6 +67,7 @@ class DeadLetter:
     redrive_count: int
     first_dead_letter: str | None = None  # "source: error" of the first time, for a message redriven before
     cause: str | None = None
+    group_id: str | None = None  # a FIFO dead letter's MessageGroupId: its message group in the source queue
 
     @property
     def reason(self) -> str:
@@ -169,8 +170,11 @@ def _typed(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def read_dead_letter(message: dict[str, Any], sfn: Any | None = None) -> DeadLetter:
-    """What a received dead-letter message (ReceiveMessage's shape) is: source, reason, original body."""
-    return read(message["MessageId"], message["Body"], message.get("MessageAttributes", {}), sfn)
+    """What a received dead-letter message (ReceiveMessage's shape) is: source, reason, original body
+    and, from a FIFO dead-letter queue, its message group."""
+    letter = read(message["MessageId"], message["Body"], message.get("MessageAttributes", {}), sfn)
+    group = message.get("Attributes", {}).get("MessageGroupId")
+    return replace(letter, group_id=letter.group_id or group) if group else letter
 
 
 def read(message_id: str, body: str, attributes: Mapping[str, Any], sfn: Any | None = None) -> DeadLetter:
@@ -202,6 +206,7 @@ def read(message_id: str, body: str, attributes: Mapping[str, Any], sfn: Any | N
             redrive_count=redrive_count,
             first_dead_letter=first,
             cause=detail.get("cause"),
+            group_id=execution_input["message"].get("group_id") or None,
         )
     source = strings.get(dead_letters.SOURCE)
     written = source in dead_letters.WRITERS
@@ -242,6 +247,19 @@ def provenance_attributes(letter: DeadLetter, now: datetime) -> dict[str, dict[s
             break
         attributes[PROVENANCE_PREFIX + name] = value
     return attributes
+
+
+def fifo_resend_fields(source_url: str, letter: DeadLetter) -> dict[str, str]:
+    """To a FIFO source queue: the letter's own message group, so it goes to the end of that group
+    (after whatever of the group is queued now), and a fresh deduplication id (the dead letter's
+    message id): the original's id may still be inside SQS's five-minute window, which would accept
+    the resend and never deliver it, while a retried redrive of this same letter is dropped."""
+    if not dead_letters.is_fifo(source_url):
+        return {}
+    return {
+        "MessageGroupId": letter.group_id or dead_letters.UNKNOWN_GROUP,
+        "MessageDeduplicationId": f"onceflow-redrive-{letter.message_id}",
+    }
 
 
 def body_digest(body: str) -> str:
@@ -298,6 +316,7 @@ class _Redrive:
                 QueueUrl=self.source_url,
                 MessageBody=letter.body,
                 MessageAttributes=provenance_attributes(letter, datetime.now(UTC)),
+                **fifo_resend_fields(self.source_url, letter),
             )
         except (ClientError, BotoCoreError) as error:
             self.held.append(message["ReceiptHandle"])

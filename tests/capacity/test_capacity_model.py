@@ -58,10 +58,12 @@ def test_standard_binds_on_the_starter_sized_below_start_execution(capacities):
 
 
 def test_template_default_concurrency_is_the_sized_one_so_1x_is_never_throttled(capacities):
-    """At 1x the modelled rate the starter stays below every Step Functions bucket's refill."""
-    sized = min(sized_maximum_concurrency(c) for c in capacities.values())
-    assert all(c.settings.maximum_concurrency == sized for c in capacities.values())
-    for capacity in capacities.values():
+    """At 1x the modelled rate the starter stays below every Step Functions bucket's refill (standard
+    sources; a FIFO source's concurrency is its active message groups, `--groups`)."""
+    standard_sources = [c for c in capacities.values() if not c.settings.fifo]
+    sized = min(sized_maximum_concurrency(c) for c in standard_sources)
+    assert all(c.settings.maximum_concurrency == sized for c in standard_sources)
+    for capacity in standard_sources:
         others = [lim for lim in capacity.ranked if not lim.name.startswith("Lambda")]
         assert capacity.sustained <= min(lim.events_per_second for lim in others)
 
@@ -113,6 +115,18 @@ def test_cli_prints_each_mode_and_refuses_a_bad_region_in_one_line():
     printed = runner.invoke(app, ["capacity", "--backlog", "5000"])
     assert printed.exit_code == 0, printed.output
     assert "STANDARD in us-east-1" in printed.output and "EXPRESS in us-east-1" in printed.output
+    assert "STANDARD FIFO in us-east-1" in printed.output
     refused = runner.invoke(app, ["capacity", "--region", "moon"])
     assert refused.exit_code != 0
     assert "--region" in refused.output and "Traceback" not in refused.output
+
+
+def test_fifo_standard_binds_on_describe_execution_the_starter_polls(capacities):
+    """FIFO with STANDARD executions: the starter waits for each one with DescribeExecution, whose
+    bucket refills 15/s in the large regions ("Step Functions service quotas", other quotas)."""
+    fifo = capacities["STANDARD FIFO"]
+    assert fifo.binding.name.startswith("Step Functions DescribeExecution")
+    assert (
+        fifo.binding.events_per_second
+        == load_quotas("us-east-1")["stepfunctions_describe_execution"]["refill_per_second"]
+    )

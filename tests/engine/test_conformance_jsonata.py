@@ -25,6 +25,7 @@ MAP = "https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.htm
 CHOICE = "https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html"
 WAIT = "https://docs.aws.amazon.com/step-functions/latest/dg/state-wait.html"
 ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
+DESCRIBE_STATE_MACHINE = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeStateMachine.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
     "Arguments and Output evaluate {% %} expressions over $states.input; other strings are literals": (
@@ -54,6 +55,18 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "Map Items that is not an array fails with States.QueryEvaluationError and the value's type": (
         MAP,
         "test_map_items_that_is_not_an_array_fails",
+    ),
+    "EvaluationFailed links to the event before the state was entered; what follows links to it": (
+        JSONATA,
+        "test_evaluation_failed_is_linked_as_aws_links_it",
+    ),
+    "A Map over an input that is not an array fails with the input's JSON text in the cause": (
+        MAP,
+        "test_map_over_an_input_that_is_not_an_array_fails",
+    ),
+    "DescribeStateMachine answers variableReferences: the variables each state reads": (
+        DESCRIBE_STATE_MACHINE,
+        "test_describe_state_machine_lists_variable_references",
     ),
     "A Catch's Output and Assign read $states.errorOutput": (ERRORS, "test_catch_reads_the_error_output"),
     "Wait Seconds takes a JSONata expression": (WAIT, "test_wait_seconds_takes_jsonata"),
@@ -321,6 +334,90 @@ def test_map_items_that_is_not_an_array_fails(account: Account, items: str, desc
         f"The JSONata expression '{items}' specified for the field 'Items' returned an unexpected result type. "
         f"Expected 'array', but was {described}",
     }
+
+
+def test_evaluation_failed_is_linked_as_aws_links_it(account: Account):
+    """LocalStack's `test_undefined_reference[BASE_UNDEFINED_OUTPUT_MULTIPLE_STATES]`, recorded against
+    AWS: State2 is entered at #6 (after #5); its EvaluationFailed (#7) has previousEventId 5, the
+    ExecutionFailed after it 7. The cause names the entered event even after a Task's events."""
+    definition = _jsonata(
+        {
+            "State0": {"Type": "Pass", "Next": "State1"},
+            "State1": {"Type": "Pass", "Next": "State2"},
+            "State2": {"Type": "Pass", "Output": {"result": "{% $doesNotExist %}"}, "End": True},
+        }
+    )
+
+    result = account.run(definition)
+
+    links = [(e["id"], e["previousEventId"], e["type"]) for e in result.history]
+    assert links[-3:] == [(6, 5, "PassStateEntered"), (7, 5, "EvaluationFailed"), (8, 7, "ExecutionFailed")]
+    assert "(entered at the event id #6)" in failed_event(result)["cause"]
+
+
+@pytest.mark.parametrize(
+    ("items", "text"), [({"foo": "bar"}, '{"foo":"bar"}'), ("string", '"string"'), (True, "true"), (None, "null")]
+)
+def test_map_over_an_input_that_is_not_an_array_fails(account: Account, items: Any, text: str):
+    """LocalStack's scenarios/test_base_scenarios `test_map_state_items_input_types[*]`, recorded
+    against AWS: a JSONata Map without Items iterates its input; one EvaluationFailed, then
+    MapStateFailed and ExecutionFailed."""
+    definition = _jsonata(
+        {
+            "Start": {"Type": "Pass", "Output": "{% $states.input.items %}", "Next": "MapIterateState"},
+            "MapIterateState": {
+                "Type": "Map",
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "INLINE"},
+                    "StartAt": "Pass",
+                    "States": {"Pass": {"Type": "Pass", "End": True}},
+                },
+                "End": True,
+            },
+        }
+    )
+
+    result = account.run(definition, {"items": items})
+
+    cause = (
+        "An error occurred while executing the state 'MapIterateState' (entered at the event id #4). "
+        f"Map state input must be an array but was: {text}"
+    )
+    assert [(e["id"], e["previousEventId"], e["type"]) for e in result.history][3:] == [
+        (4, 3, "MapStateEntered"),
+        (5, 3, "EvaluationFailed"),
+        (6, 5, "MapStateFailed"),
+        (7, 6, "ExecutionFailed"),
+    ]
+    assert failed_event(result) == {"error": "States.QueryEvaluationError", "cause": cause}
+
+
+def test_describe_state_machine_lists_variable_references(account: Account):
+    """LocalStack's test_sfn_api_variable_references recordings (`BASE_REFERENCE_IN_CHOICE`,
+    `BASE_REFERENCE_IN_FAIL`): per state, the variables its JSONPath references read, sorted; a
+    state that reads none is absent, and so is the field when no state reads any."""
+    definition = {
+        "StartAt": "Init",
+        "States": {
+            "Init": {"Type": "Pass", "Assign": {"answer": 42, "guess": 41}, "Next": "CheckAnswer"},
+            "CheckAnswer": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$guess", "NumericEqualsPath": "$answer", "Next": "Done"}],
+                "Default": "Fail",
+            },
+            "Fail": {"Type": "Fail", "ErrorPath": "$answer", "CausePath": "$guess"},
+            "Done": {"Type": "Succeed"},
+        },
+    }
+    sfn = account.sfn
+
+    described = sfn.describe_state_machine(stateMachineArn=account.state_machine(definition))
+    plain = sfn.describe_state_machine(
+        stateMachineArn=account.state_machine(_jsonata({"P": {"Type": "Pass", "End": True}}))
+    )
+
+    assert described["variableReferences"] == {"CheckAnswer": ["answer", "guess"], "Fail": ["answer", "guess"]}
+    assert "variableReferences" not in plain
 
 
 def test_catch_reads_the_error_output(account: Account):

@@ -83,6 +83,8 @@ def test_info_level_returns_output_and_next_state_only(account: Account) -> None
 
 
 def test_debug_level_shows_each_data_flow_step(account: Account) -> None:
+    """A Pass without `Result` shows no `result` step (AWS's recording: LocalStack's
+    test_test_state_scenarios.snapshot.json, test_base_inspection_level_debug[IO_PASS_STATE])."""
     state = {
         "Type": "Pass",
         "InputPath": "$.order",
@@ -97,7 +99,6 @@ def test_debug_level_shows_each_data_flow_step(account: Account) -> None:
         "input": '{"order":{"id":"o-1"},"other":1}',
         "afterInputPath": '{"id":"o-1"}',
         "afterParameters": '{"id":"o-1","kind":"order"}',
-        "result": '{"id":"o-1","kind":"order"}',
         "afterResultSelector": '{"id":"o-1","kind":"order"}',
         # ResultPath places the result into the state's input, not into what InputPath selected.
         "afterResultPath": '{"order":{"id":"o-1"},"other":1,"shaped":{"id":"o-1","kind":"order"}}',
@@ -360,6 +361,143 @@ def test_field_validation_defaults_to_strict(account: Account) -> None:
     assert code == "ValidationException" and "Required field" in message
 
 
+_BRANCH = {"StartAt": "B", "States": {"B": {"Type": "Pass", "End": True}}}
+PARALLEL = {"Type": "Parallel", "Branches": [_BRANCH, _BRANCH], "End": True}
+MAP = {"Type": "Map", "ItemProcessor": _BRANCH, "End": True}
+
+
+@pytest.mark.parametrize(
+    ("state", "kwargs", "expected"),
+    [
+        (
+            {**PARALLEL, "Branches": []},
+            {"mock": {"result": "[]"}},
+            (
+                "InvalidDefinition",
+                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Value cannot be empty at "
+                "/States/StateName/Branches'",
+            ),
+        ),
+        (PARALLEL, {"mock": {"result": '{"a": 1}'}}, ("ValidationException", "Mocked result must be an array.")),
+        (
+            PARALLEL,
+            {"mock": {"result": "[1]"}},
+            (
+                "ValidationException",
+                "Mocked result must contain the same number of items as number of Parallel branches.",
+            ),
+        ),
+        (MAP, {"mock": {"result": '{"a": 1}'}}, ("ValidationException", "Mocked result must be an array.")),
+        (
+            {**MAP, "ResultWriter": {"Resource": "arn:aws:states:::s3:putObject", "Parameters": {"Bucket": "b"}}},
+            {"mock": {"result": "[1]"}},
+            ("ValidationException", "Mocked result must be a JSON object."),
+        ),
+        (
+            MAP,
+            {"stateConfiguration": {"mapIterationFailureCount": 1}},
+            (
+                "ValidationException",
+                "TestState does not support MapIterationFailureCount when a mock is not specified.",
+            ),
+        ),
+        (
+            MAP,
+            {"mock": {"result": "[1]"}, "stateConfiguration": {"mapIterationFailureCount": 2}},
+            (
+                "ValidationException",
+                "Map iteration failure count must be less than or equal to the number of Map iterations",
+            ),
+        ),
+    ],
+)
+def test_map_and_parallel_mocks_are_checked_as_aws_checks_them(
+    account: Account, state: dict[str, Any], kwargs: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    """AWS's messages, as recorded (LocalStack's test_state_mock_validation.snapshot.json)."""
+    assert error_of(lambda: test_state(account, state, **kwargs)) == expected
+
+
+def test_parallel_with_a_mocked_result_runs_its_result_path_on_it(account: Account) -> None:
+    """The mocked result stands for the branches' results; InputPath, ResultSelector, ResultPath and
+    OutputPath apply as in an execution; inspectionData shows the input and the result's steps only,
+    the mock in the caller's own text (AWS's recording: test_io_parallel_state_mock_success[DEBUG],
+    test_base_parallel_state_mock_success[DEBUG])."""
+    state = {**PARALLEL, "InputPath": "$.parallelInput", "ResultPath": "$.parallelResult"}
+    mocked = '[{"branch1": "result"}, {"branch2": "result"}]'  # spaced as the caller wrote it
+
+    response = test_state(
+        account, state, input='{"parallelInput":{"data":1}}', inspectionLevel="DEBUG", mock={"result": mocked}
+    )
+
+    assert response["status"] == "SUCCEEDED"
+    assert json.loads(response["output"]) == {"parallelInput": {"data": 1}, "parallelResult": json.loads(mocked)}
+    assert response["inspectionData"] == {
+        "input": '{"parallelInput":{"data":1}}',
+        "afterResultSelector": mocked,
+        "afterResultPath": response["output"],
+    }
+    bare = test_state(account, PARALLEL, inspectionLevel="DEBUG", mock={"result": mocked})
+    assert bare["output"] == mocked
+
+
+def test_map_with_a_mocked_result_reports_max_concurrency_and_its_tolerance(account: Account) -> None:
+    """inspectionData of a Map: maxConcurrency (0 when not declared) and the declared tolerance as
+    numbers; failed iterations (stateConfiguration.mapIterationFailureCount) over the tolerated count
+    fail the Map with States.ExceedToleratedFailureThreshold, which its Catch handles (AWS's
+    recording: test_state_configuration.snapshot.json, test_map_state_failure_count[DEBUG-*])."""
+    state = {
+        **MAP,
+        "ToleratedFailureCount": 1,
+        "Catch": [{"ErrorEquals": ["States.ExceedToleratedFailureThreshold"], "Next": "Threshold"}],
+    }
+    ok = test_state(account, state, inspectionLevel="DEBUG", mock={"result": "[1, 1, 1]"})
+    assert ok["status"] == "SUCCEEDED" and ok["output"] == "[1, 1, 1]"
+    assert ok["inspectionData"]["maxConcurrency"] == 0 and ok["inspectionData"]["toleratedFailureCount"] == 1
+
+    over = test_state(
+        account,
+        state,
+        inspectionLevel="DEBUG",
+        mock={"result": "[0, 0, 1]"},
+        stateConfiguration={"mapIterationFailureCount": 2},
+    )
+
+    assert over["status"] == "CAUGHT_ERROR" and over["nextState"] == "Threshold"
+    assert over["error"] == "States.ExceedToleratedFailureThreshold"
+    assert over["cause"] == "The specified tolerated failure threshold was exceeded"
+    assert over["inspectionData"]["errorDetails"] == {"catchIndex": 0}
+
+
+def test_state_name_finds_a_state_nested_in_a_map_or_a_parallel(account: Account) -> None:
+    """stateName may name a state of a Map's ItemProcessor or a Parallel's branch (AWS's recording:
+    test_test_state_machine_scenarios.snapshot.json, test_base_state_name[*-BASE_MAP_STATE_MACHINE])."""
+    inner = {"StartAt": "Inner", "States": {"Inner": {"Type": "Pass", "Result": {"inner": True}, "End": True}}}
+    definition = {
+        "StartAt": "Fan",
+        "States": {
+            "Fan": {"Type": "Map", "ItemProcessor": inner, "Next": "Both"},
+            "Both": {
+                "Type": "Parallel",
+                "Branches": [
+                    {
+                        **inner,
+                        "StartAt": "Deep",
+                        "States": {"Deep": {"Type": "Pass", "Parameters": {"deep.$": "$.v"}, "End": True}},
+                    }
+                ],
+                "End": True,
+            },
+        },
+    }
+
+    nested_in_map = sfn(account).test_state(definition=json.dumps(definition), stateName="Inner", input="{}")
+    nested_in_parallel = sfn(account).test_state(definition=json.dumps(definition), stateName="Deep", input='{"v":1}')
+
+    assert json.loads(nested_in_map["output"]) == {"inner": True}
+    assert json.loads(nested_in_parallel["output"]) == {"deep": 1}
+
+
 @pytest.mark.parametrize(
     ("state", "kwargs", "expected"),
     [
@@ -379,7 +517,7 @@ def test_field_validation_defaults_to_strict(account: Account) -> None:
             ("ValidationException", "TestState does not support RevealSecrets when a mock is specified."),
         ),
         (
-            {"Type": "Parallel", "Branches": [], "End": True},
+            PARALLEL,
             {},
             (
                 "InvalidDefinition",

@@ -166,11 +166,11 @@ def test_a_failing_message_holds_its_group_back_and_takes_the_records_received_w
     real_start = starter.module.start_execution
     attempts: list[str] = []
 
-    def start_failing_a2(sfn: Any, arn: str, event: Any, message_id: str) -> Any:
+    def start_failing_a2(sfn: Any, arn: str, event: Any, *rest: Any) -> Any:
         attempts.append(event.event_id)
         if event.event_id == "a-2":
             raise sfn.exceptions.ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "injected"}}, "Start")
-        return real_start(sfn, arn, event, message_id)
+        return real_start(sfn, arn, event, *rest)
 
     monkeypatch.setattr(starter.module, "start_execution", start_failing_a2)
     send(fifo_stack, ("a-1", "A"), ("a-2", "A"), ("b-1", "B"), ("a-3", "A"), ("b-2", "B"))

@@ -17,6 +17,8 @@ class Tally:
     faults: Counter[str] = field(default_factory=Counter)
     starter_crashes: int = 0
     executions: Counter[str] = field(default_factory=Counter)
+    fifo_runs: int = 0  # schedules with a FIFO source: R5 checked on each
+    r5_violations: int = 0
 
     def add(self, source: str, outcome: ScheduleOutcome) -> None:
         self.runs[source] += 1
@@ -26,6 +28,9 @@ class Tally:
         self.faults.update({k: v for k, v in outcome.stats.faults_injected.items() if v})
         self.starter_crashes += outcome.stats.starter_crashes
         self.executions.update(outcome.stats.executions_by_status)
+        if source.startswith("FIFO"):
+            self.fifo_runs += 1
+            self.r5_violations += sum(1 for v in outcome.violations if v.startswith("R5:"))
 
     def lines(self) -> list[str]:
         total = sum(self.runs.values())
@@ -37,6 +42,7 @@ class Tally:
             f"  executions by status: {dict(sorted(self.executions.items()))}",
             f"  execution interrupts fired: {dict(sorted(self.interrupts.items()))}",
             f"  starter crashes: {self.starter_crashes}; failures injected: {dict(sorted(self.faults.items()))}",
+            f"  FIFO schedules (R5 checked on each): {self.fifo_runs}; R5 violations: {self.r5_violations}",
         ]
 
 

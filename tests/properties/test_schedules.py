@@ -8,7 +8,9 @@ lost (AWS delivers them best effort: the reconciler's sweep must be enough); EXP
 ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES generated and its own explicit examples, where the Standard-only
 faults are replaced by Express ones (a synchronous execution that times out, the starter dying
 while it waits, StartSyncExecution throttled): more than 200 schedules in all, split between the
-modes rather than doubled. A long run is one command:
+modes rather than doubled. With a FIFO source (SourceQueueType FIFO), 200 more, R5 checked on each
+besides R1-R3: ONCEFLOW_FIFO_SCHEDULE_EXAMPLES generated and the FIFO explicit examples on a
+Standard workflow, ONCEFLOW_FIFO_EXPRESS_SCHEDULE_EXAMPLES generated on EXPRESS. A long run is one command:
 
     ONCEFLOW_SCHEDULE_EXAMPLES=500 ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES=300 .venv/bin/python -m pytest tests/properties
 
@@ -48,6 +50,9 @@ from tests.properties.tally import TALLY
 
 EXAMPLES = int(os.environ.get("ONCEFLOW_SCHEDULE_EXAMPLES", "115"))
 EXPRESS_EXAMPLES = int(os.environ.get("ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES", "45"))
+# FIFO source (R5 checked on every one besides R1-R3): 200+ with the explicit FIFO examples below.
+FIFO_EXAMPLES = int(os.environ.get("ONCEFLOW_FIFO_SCHEDULE_EXAMPLES", "130"))
+FIFO_EXPRESS_EXAMPLES = int(os.environ.get("ONCEFLOW_FIFO_EXPRESS_SCHEDULE_EXAMPLES", "60"))
 SEED = int(os.environ.get("ONCEFLOW_SCHEDULE_SEED", "20251129"))
 # moto warns that the injected SQS error code (onceflow.local.faults) is not in its error shapes.
 INJECTED_SQS_ERROR = "ignore:Exception\\(SQSException\\) with code InternalError"
@@ -208,6 +213,62 @@ def test_every_express_schedule_keeps_the_invariants(embedded_aws, schedule: Sch
     outcome = run_schedule(embedded_aws, schedule, EXPRESS)
     TALLY.add("EXPRESS explicit" if explicit else "EXPRESS generated", outcome)
     _check(outcome, schedule, explicit, "EXPRESS, ")
+
+
+# FIFO: events 0 and 2 share group-0 (1 is in group-1), so order within a group is at stake in every
+# schedule with both; poison goes into group-0. Redeliver is skipped (FIFO queues do not hand over
+# a deleted message again). Each explicit example puts an earlier event of a group in trouble.
+FIFO_EXPLICIT = {
+    "a group's first event throttled at Record, the second waits": Schedule(
+        (Open("record_throttled", 9, 1), Send(0), Send(2), Send(1), Process())
+    ),
+    "a group's first event conflicts at Record and loops, the second waits": Schedule(
+        (Open("record_conflict", 3, 1), Send(0), Send(2), Process())
+    ),
+    "poison between two events of a group": Schedule((Send(0), SendPoison(0), Send(2), Process())),
+    "a conflict, then the group goes on": Schedule((Send(0), Process(), SendConflict(0), Send(2), Process())),
+    "stopped after Record: dead-lettered, the group goes on, the redrive comes last": Schedule(
+        (Send(0), Interrupt(0, BOUNDARIES["after_record"]), Send(2), Process(), Recover())
+    ),
+    "timed out before MarkSent, the group's next behind it": Schedule(
+        (Send(0), Interrupt(0, BOUNDARIES["after_publish_before_mark_sent"], "timeout"), Send(2), Process())
+    ),
+    "SNS outage beyond the retries for a group": Schedule(
+        (Open("sns_publish", None, 1), Send(0), Send(2), Process(), Recover())
+    ),
+    "StartExecution refused for a while: the group is held back": Schedule(
+        (Open("start_execution", None, 2), Send(0), Send(2), Process(), Send(1), Process(), Recover())
+    ),
+    "starter crash between a group's records": Schedule((Send(0), Send(2), Send(1), CrashStarter(1), Process())),
+    "starter crash after the starts, before the ack": Schedule((Send(0), Send(2), CrashStarter(10), Process())),
+    "resends and copies within a group": Schedule((Send(0, copies=2), Send(2), Send(0), Process())),
+}
+_FIFO_EXPLICIT_SCHEDULES = set(FIFO_EXPLICIT.values())
+FIFO = RunOptions(source="FIFO")
+FIFO_EXPRESS = RunOptions(source="FIFO", mode="EXPRESS")
+
+
+def _with_examples_fifo(test):
+    return _with_examples(test, FIFO_EXPLICIT)
+
+
+# FIFO schedules cost about 1.15x a standard one (the starter waits for each execution).
+@generated(FIFO_EXAMPLES)
+@given(schedule=schedules())
+@_with_examples_fifo
+def test_every_fifo_schedule_keeps_the_invariants_and_the_order_of_each_group(embedded_aws, schedule) -> None:
+    explicit = schedule in _FIFO_EXPLICIT_SCHEDULES
+    outcome = run_schedule(embedded_aws, schedule, FIFO)
+    TALLY.add("FIFO explicit" if explicit else "FIFO generated", outcome)
+    _check(outcome, schedule, explicit, "FIFO, ")
+
+
+@generated(FIFO_EXPRESS_EXAMPLES)
+@given(schedule=schedules(express=True))
+def test_every_fifo_express_schedule_keeps_the_invariants_and_the_order_of_each_group(embedded_aws, schedule) -> None:
+    outcome = run_schedule(embedded_aws, schedule, FIFO_EXPRESS)
+    TALLY.add("FIFO EXPRESS generated", outcome)
+    _check(outcome, schedule, False, "FIFO EXPRESS, ")
 
 
 def _assert_its_faults_happened(schedule: Schedule, outcome: ScheduleOutcome) -> None:

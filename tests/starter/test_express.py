@@ -146,16 +146,24 @@ def test_throttled_start_sync_execution_is_retried_within_the_time_left(express_
     assert rows(express_stack) == ["order-t"]
 
 
-def test_throttling_that_persists_reports_the_record_failed(express_stack, starter, monkeypatch):
+def test_throttling_that_persists_requeues_the_record_as_a_new_message(express_stack, starter, monkeypatch):
+    """Throttled for the whole invocation: sent to the source queue again and acknowledged, so
+    no receive of it is spent (starter/throttling.py)."""
     monkeypatch.setattr(executions, "sleep", lambda seconds: None)
     error = AWSError("Rate exceeded", exception_type="ThrottlingException", status=400)
 
     with inject(sync_execution, "start", lambda: error) as fault:
         response = starter.invoke(sqs_event(sqs_record(order("order-t"), message_id="m-t")))
 
-    assert fault.injected == executions.SYNC_ATTEMPTS
-    assert failed_ids(response) == ["m-t"]
+    assert fault.injected > 1  # waited out in the invocation until its time was up
+    assert response == {"batchItemFailures": []}
     assert rows(express_stack) == []
+    sqs = express_stack.client("sqs")
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=express_stack.source_queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"],
+    )["Attributes"]
+    assert sum(map(int, attributes.values())) == 1  # the new message (delayed unless a local run fast-forwards it)
 
 
 def test_a_record_is_not_started_without_time_for_a_whole_execution(express_stack, starter, logs):

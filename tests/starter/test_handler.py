@@ -329,8 +329,9 @@ def test_permanent_start_execution_errors_are_dead_lettered_with_their_reason(
     assert metric_totals(starter_logs)["RejectedExecutionsDeadLettered"] == 1
 
 
-@pytest.mark.parametrize(("code", "status"), [("ThrottlingException", 400), ("InternalServerError", 500)])
+@pytest.mark.parametrize(("code", "status"), [("InternalServerError", 500)])
 def test_transient_start_execution_errors_are_retried_then_reported_failed(stack, starter, code, status, embedded_aws):
+    """Throttling is waited out, then re-queued: tests/starter/test_throttling.py."""
     record = sqs_record(order("order-t"), message_id="m-t")
 
     with start_execution_refused(code, "order-t", status) as fault:

@@ -19,7 +19,9 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.dynamodb.models import DynamoDBBackend
 
+from onceflow.local.event_source import SqsEventSource
 from onceflow.local.faults import inject
+from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import render_definition
 from onceflow.ops.observe import drain
@@ -155,3 +157,28 @@ def test_with_a_fifo_source_the_group_is_the_source_messages_and_subscribers_get
     for group in ("group-a", "group-b"):
         sent = [o["order_id"] for o in orders if group_of[o["order_id"]] == group]
         assert [event_id for event_id in applied if group_of[event_id] == group] == sent
+
+
+def test_a_notification_the_fifo_subscriber_cannot_apply_reaches_its_fifo_dead_letter_queue(fifo_stack):
+    (function,) = fifo_stack.subscribers
+    runtime = FunctionRuntime(fifo_stack, function.logical_id)
+    source = SqsEventSource(fifo_stack.client("sqs"), function.queue_url, function.event_source, runtime.invoke)
+    fifo_stack.client("sns").publish(
+        TopicArn=fifo_stack.notification_topic_arn,
+        Message=json.dumps({"order_id": "order-x", "amount": 3}),  # no customer_id
+        MessageAttributes={
+            "event_id": {"DataType": "String", "StringValue": "order-x"},
+            "payload_hash": {"DataType": "String", "StringValue": "h"},
+        },
+        MessageGroupId="group-x",
+        MessageDeduplicationId="order-x",
+    )
+    source.run_until_empty(max_batches=10, timeout=60)
+    dead_letter_url = function.environment["SUBSCRIBER_DEAD_LETTER_QUEUE_URL"]
+    assert dead_letter_url.endswith(".fifo")
+    (letter,) = drain(fifo_stack.client("sqs"), dead_letter_url)
+    assert (letter.attributes["error"], letter.attributes["field"]) == (
+        "Onceflow.InvalidNotification",
+        "body.customer_id",
+    )
+    assert source.stats.reported_failed == 0

@@ -19,6 +19,7 @@ class Delivery:
     failure: Exception | None = None  # parsing failed unexpectedly: the record is reported failed
     already_sent: bool = False
     group_id: str | None = None  # a FIFO source's MessageGroupId
+    record: dict[str, Any] | None = None  # as Lambda gave it: a throttled record is re-queued from it
 
     @property
     def event_id(self) -> str | None:
@@ -42,7 +43,8 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
         message_id, body = record["messageId"], record.get("body") or ""
         group_id = (record.get("attributes") or {}).get("MessageGroupId") if settings.fifo else None
         try:
-            deliveries.append(Delivery(message_id, body, event=parse_record(record, settings), group_id=group_id))
+            event = parse_record(record, settings)
+            deliveries.append(Delivery(message_id, body, event=event, group_id=group_id, record=record))
         except InvalidMessage as invalid:
             invalid.message_attributes = record.get("messageAttributes") or {}  # a redrive's count goes on
             deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id))

@@ -6,17 +6,17 @@ execution ends; the record is done only if the execution finished the event or d
 itself, so anything else goes back to SQS. Express does not deduplicate names (the workflow's own
 idempotency does; the name only helps a person find the execution).
 
-Errors that no redelivery can cure (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
+Throttling is waited out in the invocation (starter/throttling.py). Errors that no redelivery can cure (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
 API_StartSyncExecution.html): InvalidExecutionInput and InvalidName concern the message itself, so
-they raise ExecutionRejected and the record is dead-lettered with the reason. Throttling, 5xx and
-the configuration errors (StateMachineDoesNotExist, AccessDenied, KMS) are not the message's fault:
+they raise ExecutionRejected and the record is dead-lettered with the reason. Throttling that
+outlasts the invocation raises StillThrottled (app.py re-queues the record). 5xx and the configuration errors (StateMachineDoesNotExist, AccessDenied, KMS) are not the message's fault:
 the record is reported failed and stays on the queue until the cause is fixed or the redrive
 policy moves it.
 """
 
 from __future__ import annotations
 
-import random
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,11 +25,10 @@ from typing import Any, Literal
 from onceflow_common.status_change import DEAD_LETTERED_ERROR
 from starter.messages import PipelineEvent
 from starter.naming import execution_name
+from starter.throttling import call_waiting_out_throttling, is_throttling
 
 Outcome = Literal["started", "already_started", "finished", "dead_lettered_by_workflow"]
 PERMANENT_ERRORS = {"InvalidExecutionInput": "input", "InvalidName": "name"}
-THROTTLING_ERRORS = {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
-SYNC_ATTEMPTS = 3
 # Time the function keeps after the longest StartSyncExecution call, to report the batch.
 SAFETY_MARGIN_SECONDS = 5
 # FIFO STANDARD: DescribeExecution after 0.1 s, then 1.5 times longer each time, at most 1 s apart:
@@ -37,6 +36,8 @@ SAFETY_MARGIN_SECONDS = 5
 FIRST_POLL_SECONDS, POLL_GROWTH, MAX_POLL_SECONDS = 0.1, 1.5, 1.0
 sleep = time.sleep  # replaced in tests
 monotonic = time.monotonic
+# Told of each throttled call (app.py counts them per invocation for its metrics).
+on_throttled: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("on_throttled", default=lambda: None)
 
 
 class ExecutionRejected(Exception):
@@ -82,10 +83,23 @@ def _rejected(error: Exception) -> ExecutionRejected | None:
     return ExecutionRejected(code, PERMANENT_ERRORS[code], message)
 
 
-def start_execution(sfn: Any, state_machine_arn: str, event: PipelineEvent, message_id: str) -> Handover:
+def start_execution(
+    sfn: Any,
+    state_machine_arn: str,
+    event: PipelineEvent,
+    message_id: str,
+    remaining_seconds: Callable[[], float] = lambda: 0.0,
+) -> Handover:
+    """StartExecution; throttling is waited out while the invocation has time (throttling.py)."""
     name = execution_name(event.event_id, message_id)
     try:
-        started = sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input)
+        started = call_waiting_out_throttling(
+            lambda: sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
+            remaining_seconds,
+            SAFETY_MARGIN_SECONDS,
+            lambda seconds: sleep(seconds),
+            on_throttled.get(),
+        )
     except sfn.exceptions.ExecutionAlreadyExists:
         return Handover(name, "already_started")
     except sfn.exceptions.ClientError as error:
@@ -106,22 +120,25 @@ def run_sync_execution(
 ) -> Handover:
     """StartSyncExecution, retried on throttling while the function still has time for a whole call."""
     name = execution_name(event.event_id, message_id)
-    for attempt in range(1, SYNC_ATTEMPTS + 1):
-        if remaining_seconds() < call_timeout_seconds + SAFETY_MARGIN_SECONDS:
-            raise ExecutionNotFinished(
-                f"not started: {remaining_seconds():.0f} s left in this invocation, "
-                f"a synchronous execution may take {call_timeout_seconds} s"
-            )
-        try:
-            result = sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input)
-            break
-        except sfn.exceptions.ClientError as error:
-            rejected = _rejected(error)
-            if rejected is not None:
-                raise rejected from error
-            if _error_code(error) not in THROTTLING_ERRORS or attempt == SYNC_ATTEMPTS:
-                raise
-            sleep(random.uniform(0, min(2.0, 0.1 * 2**attempt)))  # full jitter
+    reserve = call_timeout_seconds + SAFETY_MARGIN_SECONDS
+    if remaining_seconds() < reserve:
+        raise ExecutionNotFinished(
+            f"not started: {remaining_seconds():.0f} s left in this invocation, "
+            f"a synchronous execution may take {call_timeout_seconds} s"
+        )
+    try:
+        result = call_waiting_out_throttling(
+            lambda: sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
+            remaining_seconds,
+            reserve,
+            lambda seconds: sleep(seconds),
+            on_throttled.get(),
+        )
+    except sfn.exceptions.ClientError as error:
+        rejected = _rejected(error)
+        if rejected is not None:
+            raise rejected from error
+        raise
     status, error_name = result.get("status"), result.get("error")
     arn = result.get("executionArn")
     if status == "SUCCEEDED":
@@ -161,7 +178,13 @@ def wait_for_execution(
             )
         sleep(min(delay, budget))
         delay = min(delay * POLL_GROWTH, MAX_POLL_SECONDS)
-        described = sfn.describe_execution(executionArn=arn)
+        try:
+            described = sfn.describe_execution(executionArn=arn)
+        except Exception as error:
+            if not is_throttling(error):
+                raise
+            on_throttled.get()()  # DescribeExecution's bucket is small (15/s): poll again later
+            continue
         status = described.get("status")
         if status == "RUNNING" or status == "PENDING_REDRIVE":
             continue

@@ -49,6 +49,9 @@ class Settings:
     # FIFO: records of a message group one after the other, each acknowledged only once its
     # execution ended (R5); the group's first failure fails the rest of it.
     source_queue_type: str = "STANDARD"
+    # Where a record Step Functions throttled for a whole invocation is sent again (throttling.py);
+    # unset, or a FIFO source (it would go behind its group's later messages), it is reported failed.
+    source_queue_url: str | None = None
 
     @property
     def express(self) -> bool:
@@ -114,4 +117,5 @@ class Settings:
             sync_execution_timeout_seconds=sync_timeout,
             max_concurrent_records=_whole_number(env, "MAX_CONCURRENT_RECORDS", default_concurrency, 1),
             source_queue_type=source_queue_type,
+            source_queue_url=env.get("SOURCE_QUEUE_URL") or None,
         )

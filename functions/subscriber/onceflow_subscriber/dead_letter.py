@@ -5,7 +5,6 @@ fix) delivers a notification this code reads again."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from onceflow_common import dead_letters
@@ -29,17 +28,12 @@ def dead_letter_attributes(record: dict[str, Any], reason: CannotApply) -> dict[
     return attributes
 
 
-def fifo_fields(record: dict[str, Any]) -> dict[str, str]:
-    """A FIFO dead-letter queue (behind an SNS FIFO topic's subscriber) takes a group and a
-    deduplication id: the record's own group, and its message id (a retried send is dropped)."""
-    group = (record.get("attributes") or {}).get("MessageGroupId") or "dead-letters"
-    message_id = str(record.get("messageId", ""))
-    return {"MessageGroupId": group, "MessageDeduplicationId": hashlib.sha256(message_id.encode()).hexdigest()}
-
-
 def send_to_dead_letter_queue(sqs: Any, queue_url: str, record: dict[str, Any], reason: CannotApply) -> str:
     """Raises if SQS refuses: the caller then reports the record failed, so SQS keeps it."""
-    fifo = fifo_fields(record) if queue_url.endswith(".fifo") else {}
+    # A FIFO dead-letter queue (behind an SNS FIFO topic's subscriber): the record's own group, and a
+    # digest of its message id, so a retried send is dropped.
+    group = (record.get("attributes") or {}).get("MessageGroupId")
+    fifo = dead_letters.fifo_fields(queue_url, group, str(record.get("messageId", "")))
     response = sqs.send_message(
         QueueUrl=queue_url,
         MessageBody=record.get("body", ""),

@@ -135,11 +135,32 @@ def workflow_ms(definition: dict, path: tuple[str, ...], assumed: Assumptions) -
     return total
 
 
+# FIFO STANDARD: the starter's first DescribeExecution comes this long after StartExecution
+# (functions/starter/starter/executions.py FIRST_POLL_SECONDS); an execution ended by then costs one poll.
+FIFO_FIRST_POLL_MS = 100
+
+
+def describe_polls_per_event(settings: CapacitySettings, assumed: Assumptions) -> int:
+    """FIFO STANDARD: DescribeExecution calls per event (polls 0.1 s apart, growing 1.5x, at most 1 s)."""
+    if not settings.fifo or settings.mode != "STANDARD":
+        return 0
+    remaining, interval, polls = workflow_ms(settings.definition, PATHS["new event"], assumed), 100.0, 1
+    while remaining > interval:
+        remaining -= interval
+        interval = min(1000.0, interval * 1.5)
+        polls += 1
+    return polls
+
+
 def batch_seconds(settings: CapacitySettings, assumed: Assumptions) -> float:
-    """One invocation of the starter on a full batch."""
+    """One invocation of the starter on a full batch (FIFO: of one message group, its records in order)."""
     handover = assumed.lambda_per_record_ms + assumed.call_ms("stepfunctions")
     if settings.mode == "EXPRESS":
         handover += workflow_ms(settings.definition, PATHS["new event"], assumed)
+    polls = describe_polls_per_event(settings, assumed)
+    if polls:
+        ends_ms = workflow_ms(settings.definition, PATHS["new event"], assumed)
+        handover += max(ends_ms, FIFO_FIRST_POLL_MS) + polls * assumed.call_ms("stepfunctions")
     at_once = 1 if settings.fifo else max(1, min(settings.max_concurrent_records, settings.batch_size))
     waves = math.ceil(settings.batch_size / at_once)
     lookup = assumed.call_ms("dynamodb")
@@ -176,6 +197,18 @@ def model_capacity(
             )
         )
         notes.append("New accounts have reduced state transition quotas (not published): ask AWS before a launch.")
+        polls = describe_polls_per_event(settings, assumed)
+        if polls:
+            describe = quotas["stepfunctions_describe_execution"]
+            limits.append(
+                Limit(
+                    "Step Functions DescribeExecution (FIFO: waiting for each execution)",
+                    describe["refill_per_second"] / polls,
+                    f"{describe['refill_per_second']:,} tokens/s refill over {polls} poll(s) per event",
+                    describe.key,
+                    describe["bucket"] / polls,
+                )
+            )
     else:
         sync = quotas["stepfunctions_start_sync_execution"]
         limits.append(

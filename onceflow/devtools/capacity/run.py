@@ -19,8 +19,12 @@ class RegionError(ValueError):
 
 
 def modes_of(template_path: Path) -> list[dict[str, str]]:
-    """The parameter overrides of each mode the template supports."""
-    return [{"StateMachineType": mode} for mode in MODES]
+    """The parameter overrides of each mode the template supports (and each with a FIFO source,
+    where the template has SourceQueueType)."""
+    modes = [{"StateMachineType": mode} for mode in MODES]
+    if "SourceQueueType:" in template_path.read_text():
+        modes += [{"StateMachineType": mode, "SourceQueueType": "FIFO"} for mode in MODES]
+    return modes
 
 
 def capacity_for(
@@ -35,8 +39,9 @@ def capacity_for(
     assumed = load_prices().assumptions
     capacities = []
     modes = modes_of(template_path)
-    if parameters and "StateMachineType" in parameters:
-        modes = [{"StateMachineType": parameters["StateMachineType"]}]
+    for name in ("StateMachineType", "SourceQueueType"):
+        if parameters and name in parameters:
+            modes = [mode for mode in modes if mode.get(name, "STANDARD") == parameters[name]]
     for mode in modes:
         settings = read_capacity_settings(template_path, {**mode, **(parameters or {})})
         capacities.append(model_capacity(settings, quotas, assumed, active_groups))

@@ -33,6 +33,9 @@ class CapacitySettings:
         return f"{self.mode}{' FIFO' if self.fifo else ''}"
 
 
+_NO_VALUE = object()  # Ref AWS::NoValue: the property is left out
+
+
 def _condition(name: str, conditions: dict[str, Any], values: dict[str, Any]) -> bool:
     return bool(_evaluate(conditions[name], conditions, values))
 
@@ -44,10 +47,11 @@ def _evaluate(node: Any, conditions: dict[str, Any], values: dict[str, Any]) -> 
     if not isinstance(node, dict):
         return node
     if len(node) != 1 or not next(iter(node)).startswith(("Fn::", "Ref", "Condition")):
-        return {key: _evaluate(item, conditions, values) for key, item in node.items()}
+        evaluated = {key: _evaluate(item, conditions, values) for key, item in node.items()}
+        return {key: item for key, item in evaluated.items() if item is not _NO_VALUE}
     ((key, argument),) = node.items()
     if key == "Ref":
-        return values.get(argument, node)
+        return _NO_VALUE if argument == "AWS::NoValue" else values.get(argument, node)
     if key == "Condition":
         return _condition(argument, conditions, values)
     if key == "Fn::Equals":
@@ -62,14 +66,19 @@ def _evaluate(node: Any, conditions: dict[str, Any], values: dict[str, Any]) -> 
     if key == "Fn::If":
         name, when_true, when_false = argument
         return _evaluate(when_true if _condition(name, conditions, values) else when_false, conditions, values)
+    if key == "Fn::Sub" or key == "Fn::GetAtt":
+        return node
     return node
 
 
-def _default_records_at_once(code_dir: Path, mode: str) -> int:
-    """The starter's own default (functions/starter/starter/settings.py), read from its code."""
+def _default_records_at_once(code_dir: Path, mode: str, fifo: bool) -> int:
+    """The starter's own default (functions/starter/starter/settings.py), read from its code: records
+    at once, or with a FIFO source message groups at once."""
     if str(code_dir) not in sys.path:
         sys.path.insert(0, str(code_dir))
     module = importlib.import_module("starter.settings")
+    if fifo:
+        return int(module.DEFAULT_MAX_CONCURRENT_GROUPS)
     return int(module.DEFAULT_MAX_CONCURRENT_RECORDS[mode])
 
 
@@ -95,9 +104,10 @@ def from_resolved(resolved: ResolvedTemplate, template_path: Path) -> CapacitySe
     records_at_once = environment.get("MAX_CONCURRENT_RECORDS")
     definition_path = resolved.plan.state_machine.definition_path
     redrive = queue.get("RedrivePolicy", {})
+    fifo = _truthy(queue.get("FifoQueue", False))
     return CapacitySettings(
         mode=mode,
-        fifo=_truthy(queue.get("FifoQueue", False)),
+        fifo=fifo,
         batch_size=int(mapping.get("BatchSize", 10)),
         batching_window_seconds=int(mapping.get("MaximumBatchingWindowInSeconds", 0)),
         maximum_concurrency=int((mapping.get("ScalingConfig") or {}).get("MaximumConcurrency", 1000)),
@@ -106,7 +116,7 @@ def from_resolved(resolved: ResolvedTemplate, template_path: Path) -> CapacitySe
         starter_timeout=int(function.get("Timeout", 3)),
         max_concurrent_records=int(records_at_once)
         if records_at_once
-        else _default_records_at_once(resolved.plan.function.code_dir, mode),
+        else _default_records_at_once(resolved.plan.function.code_dir, mode, fifo),
         definition=json.loads(definition_path.read_text()),
     )
 

@@ -11,7 +11,10 @@ producer sent in a valid message:
   (a conflicting payload is never published);
 - no state record, business row or notification for an event_id never validly sent;
 - nothing left in the dead-letter queue but what needs a person (poison, payload conflicts);
-- no execution still running, and recovery reached a quiet state within its bounds.
+- no execution still running, and recovery reached a quiet state within its bounds;
+- with a FIFO source, R5: within a message group no event's first business write or first
+  notification comes before that of an event sent earlier in the group and still to be applied
+  (effects.py judges the order the run logged).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from onceflow.devtools.schedules.effects import Effect, order_violations
 from onceflow.local.report import Expectation, RunReport, build_report
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import QueuedMessage
@@ -38,6 +42,8 @@ class Evidence:
     recovery_converged: bool
     # State records that TTL deleted (as they were before), and that nothing wrote again.
     expired_state_records: list[dict[str, Any]] = field(default_factory=list)
+    # A FIFO source's run: sends, dead letters, writes and notifications in the order they happened (R5).
+    effects: list[Effect] | None = None
 
     @property
     def all_state_records(self) -> list[dict[str, Any]]:
@@ -107,6 +113,8 @@ def check(evidence: Evidence, not_redriven: Collection[str]) -> tuple[RunReport,
     violations += [
         f"dead letter {m.message_id} ({m.attributes.get('error') or 'no reason'}) left after recovery" for m in left
     ]
+    if evidence.effects is not None:
+        violations += order_violations(evidence.effects)
     if evidence.running_executions:
         violations.append(f"{evidence.running_executions} executions still running after recovery")
     if not evidence.recovery_converged:

@@ -82,6 +82,17 @@ def event_id(event: int) -> str:
     return f"{EVENT_PREFIX}{event}"
 
 
+# A FIFO source's message groups: events alternate between two groups, so a schedule of three
+# events has a group of two (order matters there) beside one running in parallel; poison goes into
+# the first group, where it must not hold the group's later events back.
+FIFO_GROUPS = 2
+POISON_GROUP = "group-0"
+
+
+def message_group(event: int) -> str:
+    return f"group-{event % FIFO_GROUPS}"
+
+
 def order_body(event: int, conflicting: bool = False) -> str:
     """The producer's body for event `event`; `conflicting` reuses the id with another amount."""
     amount = 10 + event + (0.5 if conflicting else 0)

@@ -35,17 +35,22 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import time
 from collections import Counter
-from contextlib import ExitStack, suppress
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
+from onceflow.devtools.schedules.effects import EffectLog
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
 from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
 from onceflow.devtools.schedules.model import (
     ACTIVE_STEPS,
     INTERRUPTIBLE_STATES,
+    POISON_GROUP,
     CrashStarter,
     Expire,
     Interrupt,
@@ -59,6 +64,7 @@ from onceflow.devtools.schedules.model import (
     SendPoison,
     Step,
     event_id,
+    message_group,
     order_body,
 )
 from onceflow.devtools.schedules.windows import FaultWindows
@@ -87,10 +93,15 @@ class RunOptions:
     # Share of status change events lost for the whole run, recovery included (1.0: every one).
     status_events_lost: float = 0.0
     mode: str = "STANDARD"  # the template's StateMachineType
+    source: str = "STANDARD"  # the template's SourceQueueType; FIFO adds R5 (effects.py)
 
     @property
     def express(self) -> bool:
         return self.mode == "EXPRESS"
+
+    @property
+    def fifo(self) -> bool:
+        return self.source == "FIFO"
 
 
 @dataclass
@@ -155,7 +166,7 @@ class _Run:
     def __init__(self, aws: EmbeddedAws, options: RunOptions):
         self.aws = aws
         self.options = options
-        self.stack = _fresh_stack(aws, options.mode)
+        self.stack = _fresh_stack(aws, options.mode, options.source)
         self.crashes = StarterCrashes()
         loss = StatusEventLoss(fraction=options.status_events_lost) if options.status_events_lost else None
         self.pipeline = LocalPipeline(
@@ -172,6 +183,12 @@ class _Run:
         self.expired_state_records: dict[str, dict[str, Any]] = {}
         self.bodies: list[str] = []
         self.stats = RunStats()
+        # FIFO: the order in which messages were sent, dead-lettered, written and notified (R5).
+        self.effects = EffectLog(
+            _queue_name(self.stack.source_queue_url),
+            _queue_name(self.stack.dead_letter_queue_url),
+            self.stack.order_records_table,
+        )
         self._check_states()
 
     def _check_states(self) -> None:
@@ -182,12 +199,20 @@ class _Run:
             raise ScheduleError(f"the state machine has no state(s) {sorted(missing)}: update schedules/model.py")
 
     # --- steps -------------------------------------------------------------------------------
-    def send(self, bodies: list[str]) -> None:
-        self.pipeline.send(bodies)
+    def send(self, bodies: list[str], group: str | None = None) -> None:
+        self.pipeline.send(bodies, groups=[group or POISON_GROUP] * len(bodies) if self.options.fifo else None)
         self.bodies.extend(bodies)
         self.stats.messages_sent += len(bodies)
 
     def process(self) -> None:
+        if self.windows.throttles_starts_for_good():
+            # Throttled records wait (re-queued, no receive spent) until the throttle ends: the step
+            # lets more receives go by than the redrive policy allows, then the window closes.
+            rounds = (self.pipeline.event_source.settings.max_receive_count or 1) + 2
+            for _ in range(rounds):
+                self.pipeline.event_source.poll_once()
+            self.wait_until_no_execution_runs()
+            return
         self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
         if self.crashes.orphans:  # EXPRESS: what a dead starter left running ends, then its effects are handled
             self.wait_until_no_execution_runs()
@@ -195,7 +220,9 @@ class _Run:
 
     def redeliver(self, pick: int) -> None:
         handled = self.pipeline.event_source.acknowledged_records
-        if not handled:
+        # A FIFO queue does not hand over a message again once it was deleted (no duplicates are
+        # introduced; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-exactly-once-processing.html).
+        if not handled or self.options.fifo:
             self.stats.redeliveries_skipped += 1
             return
         record = handled[pick % len(handled)]
@@ -237,9 +264,9 @@ class _Run:
 
     def apply(self, step: Step) -> None:
         if isinstance(step, Send):
-            self.send([order_body(step.event)] * step.copies)
+            self.send([order_body(step.event)] * step.copies, message_group(step.event))
         elif isinstance(step, SendConflict):
-            self.send([order_body(step.event, conflicting=True)])
+            self.send([order_body(step.event, conflicting=True)], message_group(step.event))
         elif isinstance(step, SendPoison):
             kinds = poison_bodies(6)
             self.send([kinds[step.poison % len(kinds)]])
@@ -268,6 +295,9 @@ class _Run:
             scope.enter_context(self.interrupts.installed())
             scope.enter_context(self.crashes.counting_starts(self.pipeline.starter.module))
             scope.enter_context(self.windows)
+            if self.options.fifo:
+                scope.enter_context(self.effects.installed())
+                scope.enter_context(_paced_polls(self.pipeline.starter.module))
             try:
                 for step in schedule.steps:
                     self.apply(step)
@@ -316,6 +346,7 @@ class _Run:
             executions=executions,
             running_executions=running,
             recovery_converged=converged,
+            effects=list(self.effects.effects) if self.options.fifo else None,
         )
 
 
@@ -326,14 +357,42 @@ class _Reusable:
     generation: int  # EmbeddedAws.generation it was deployed in: a reset since forgot it
 
 
-_REUSABLE: dict[tuple[str, str], _Reusable] = {}
+_REUSABLE: dict[tuple[str, str, str], _Reusable] = {}
 
 
-def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD") -> LocalStack:
+# FIFO STANDARD: the starter polls DescribeExecution while it waits. With its sleep taken out (the
+# run's clock does not wait) the poll would spin and starve the engine's threads of the request
+# lock; a poll every 2 ms lets the execution run (the engine's pace, not a wait for time to pass).
+POLL_PACE_SECONDS = 0.002
+
+
+@contextmanager
+def _paced_polls(starter_module: ModuleType) -> Iterator[None]:
+    executions = sys.modules[starter_module.wait_for_execution.__module__]
+    original = executions.sleep
+    executions.sleep = lambda seconds: time.sleep(min(seconds, POLL_PACE_SECONDS))
+    try:
+        yield
+    finally:
+        executions.sleep = original
+
+
+def _queue_name(url: str) -> str:
+    return url.rsplit("/", 1)[-1]
+
+
+def _parameters(mode: str, source: str) -> dict[str, str] | None:
+    parameters = {} if mode == "STANDARD" else {"StateMachineType": mode}
+    if source == "FIFO":  # Lambda allows no batching window with a FIFO queue
+        parameters.update(SourceQueueType="FIFO", MaximumBatchingWindowInSeconds="0")
+    return parameters or None
+
+
+def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD", source: str = "STANDARD") -> LocalStack:
     """An empty stack from template.yaml: the last one brought back to just-deployed
     (onceflow/local/engine/baseline.py), or a new deploy on a reset endpoint."""
     reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
-    key = (aws.endpoint_url, mode)
+    key = (aws.endpoint_url, mode, source)
     kept = _REUSABLE.pop(key, None)
     if reusable and kept is not None and kept.generation == aws.generation:
         kept.baseline.restore(aws.lock)
@@ -341,10 +400,9 @@ def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD") -> LocalStack:
         stack = kept.stack
     else:
         aws.reset()
+        parameters = _parameters(mode, source)
         stack = (
-            deploy(aws.endpoint_url)
-            if mode == "STANDARD"
-            else deploy(aws.endpoint_url, parameter_overrides={"StateMachineType": mode})
+            deploy(aws.endpoint_url) if parameters is None else deploy(aws.endpoint_url, parameter_overrides=parameters)
         )
         kept = _Reusable(stack, Baseline.capture(aws.lock, ACCOUNT_ID, REGION), aws.generation)
     if reusable:

@@ -26,6 +26,8 @@ def patches(
     # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
     selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
     selected += retention.patches()  # marks executions whose history a history budget may prune
+    # StopExecution's ExecutionAborted is in the history however early it comes: stop_execution.py.
+    selected += __import__("onceflow.local.engine.stop_execution", fromlist=["patches"]).patches()
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).
     selected += mocking.moto_patches()
     # TransactGetItems honours ProjectionExpression (the workflow's look-up): onceflow/local/engine/transact_get.py.
@@ -36,7 +38,7 @@ def patches(
     from onceflow.local.engine import sns_fifo
 
     selected += sns_fifo.patches()
-    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    # Assign's string literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
     from onceflow.local.engine import asl_strings
 
     selected += asl_strings.patches()

@@ -31,7 +31,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from moto.stepfunctions.parser.api import HistoryEventType, StateMachineType, TaskFailedEventDetails
+from moto.stepfunctions.parser.api import (
+    EvaluationFailedEventDetails,
+    HistoryEventType,
+    StateMachineType,
+    TaskFailedEventDetails,
+)
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLLexer import ASLLexer
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
 from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
@@ -42,7 +47,10 @@ from moto.stepfunctions.parser.asl.component.common.error_name.failure_event imp
     FailureEventException,
 )
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
 from moto.stepfunctions.parser.asl.component.state.exec.execute_state import ExecutionState
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.state_map import StateMap
+from moto.stepfunctions.parser.asl.component.state.exec.state_parallel.state_parallel import StateParallel
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
 )
@@ -68,6 +76,7 @@ from moto.stepfunctions.parser.asl.parse.asl_parser import (
     ASLParserException,
     SyntaxErrorListener,
 )
+from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.asl.parse.test_state.preprocessor import TestStatePreprocessor
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 from moto.stepfunctions.responses import StepFunctionResponse
@@ -92,6 +101,15 @@ class _NamedTestStatePreprocessor(TestStatePreprocessor):
     def __init__(self, state_name: str):
         super().__init__()
         self.STATE_NAME = state_name  # read by visitState_decl_body for the state's name ($$.State.Name)
+        self._tested_state_seen = False
+
+    def visitState_decl_body(self, ctx: ASLParser.State_decl_bodyContext) -> Any:  # noqa: N802 (moto's visitor name)
+        # The state under test is the outermost body; the states of a Map's or Parallel's own
+        # machines inside it are parsed as in any definition.
+        if self._tested_state_seen:
+            return Preprocessor.visitState_decl_body(self, ctx)
+        self._tested_state_seen = True
+        return super().visitState_decl_body(ctx)
 
 
 def _parse_state(request: TestStateRequest) -> TestStateProgram:
@@ -119,6 +137,7 @@ class _Outcome:
     error: str | None = None
     cause: str | None = None
     error_details: dict[str, int] = field(default_factory=dict)
+    structured: dict[str, Any] = field(default_factory=dict)  # a Map's maxConcurrency and tolerances
 
 
 def _error_name(name: str) -> ErrorName:
@@ -128,22 +147,22 @@ def _error_name(name: str) -> ErrorName:
         return CustomErrorName(name) if not name.startswith("States.") else ErrorName(error_name=name)
 
 
+def _raise_mocked_error(env: Any, error: str, cause: str) -> None:
+    failure_event = FailureEvent(
+        env=env,
+        error_name=_error_name(error),
+        event_type=HistoryEventType.TaskFailed,
+        event_details=EventDetails(taskFailedEventDetails=TaskFailedEventDetails(error=error, cause=cause)),
+    )
+    raise FailureEventException(failure_event=failure_event)
+
+
 def _mock_service_task(task: StateTaskService, request: TestStateRequest) -> None:
     def eval_service_task(
         env: Any, resource_runtime_part: Any, normalised_parameters: Any, state_credentials: Any
     ) -> None:
         if request.mock_error is not None:
-            failure_event = FailureEvent(
-                env=env,
-                error_name=_error_name(request.mock_error["error"]),
-                event_type=HistoryEventType.TaskFailed,
-                event_details=EventDetails(
-                    taskFailedEventDetails=TaskFailedEventDetails(
-                        error=request.mock_error["error"], cause=request.mock_error["cause"]
-                    )
-                ),
-            )
-            raise FailureEventException(failure_event=failure_event)
+            _raise_mocked_error(env, request.mock_error["error"], request.mock_error["cause"])
         env.stack.append(json.loads(json.dumps(request.mock_result)))
 
     task._eval_service_task = eval_service_task  # type: ignore[method-assign]
@@ -152,6 +171,77 @@ def _mock_service_task(task: StateTaskService, request: TestStateRequest) -> Non
         task._eval_integration_pattern = lambda *args, **kwargs: None  # type: ignore[attr-defined]
     # The mocked result is the result: the integration's own response normalisation does not apply.
     task._normalise_response = lambda response, *args, **kwargs: None  # type: ignore[method-assign]
+
+
+THRESHOLD_CAUSE: Final = "The specified tolerated failure threshold was exceeded"
+
+
+def _mock_structured_state(state: StateMap | StateParallel, request: TestStateRequest, outcome: _Outcome) -> None:
+    """A Map or Parallel under TestState: the mocked result (or error) stands for its iterations or
+    branches; a Map's MaxConcurrency and tolerated failures are evaluated, and reported, as AWS does,
+    and `stateConfiguration.mapIterationFailureCount` failed iterations over the tolerated ones fail
+    it with States.ExceedToleratedFailureThreshold."""
+
+    def eval_execution(env: Any) -> None:
+        if isinstance(state, StateMap):
+            state.max_concurrency_decl.eval(env=env)
+            outcome.structured["maxConcurrency"] = env.stack.pop()
+            tolerance = _map_tolerance(state, env, request, outcome)
+        if request.mock_error is not None:
+            _raise_mocked_error(env, request.mock_error["error"], request.mock_error["cause"])
+        if isinstance(state, StateMap) and tolerance is not None:
+            failures, iterations = request.map_iteration_failure_count, len(request.mock_result or [])
+            count, percentage = tolerance
+            if failures > count and (percentage is None or failures * 100 > percentage * max(iterations, 1)):
+                error_name = StatesErrorName(typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold)
+                raise FailureEventException(
+                    failure_event=FailureEvent(
+                        env=env,
+                        error_name=error_name,
+                        event_type=HistoryEventType.MapStateFailed,
+                        event_details=EventDetails(
+                            evaluationFailedEventDetails=EvaluationFailedEventDetails(
+                                error=error_name.error_name, cause=THRESHOLD_CAUSE
+                            )
+                        ),
+                    )
+                )
+        env.stack.append(json.loads(json.dumps(request.mock_result)))
+
+    state._eval_execution = eval_execution  # type: ignore[method-assign]
+
+
+def _map_tolerance(
+    state: StateMap, env: Any, request: TestStateRequest, outcome: _Outcome
+) -> tuple[int, float | None] | None:
+    """(tolerated count, tolerated percentage or None) when the Map declares either, else None."""
+    declared_count = any(key.startswith("ToleratedFailureCount") for key in request.state)
+    declared_percentage = any(key.startswith("ToleratedFailurePercentage") for key in request.state)
+    if not (declared_count or declared_percentage):
+        return None
+    state.tolerated_failure_count_decl.eval(env=env)
+    count = env.stack.pop()
+    state.tolerated_failure_percentage_decl.eval(env=env)
+    percentage = env.stack.pop()
+    if declared_count:
+        outcome.structured["toleratedFailureCount"] = count
+    if declared_percentage:
+        outcome.structured["toleratedFailurePercentage"] = float(percentage)
+    return (count if declared_count else 0), (float(percentage) if declared_percentage else None)
+
+
+def _record_arguments(state: CommonStateField) -> None:
+    """JSONata `Arguments` as evaluated: inspectionData.afterArguments."""
+    arguments = getattr(state, "parargs", None)
+    if arguments is None or state._is_language_query_jsonpath():
+        return
+    original = arguments._eval_body
+
+    def eval_body(env: Any) -> None:
+        original(env)
+        env.inspection_data["afterArguments"] = to_json_str(env.stack[-1])
+
+    arguments._eval_body = eval_body
 
 
 def _matching_index(env: Any, handlers: list[Any], failure_event: FailureEvent) -> int | None:
@@ -181,6 +271,8 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
         if not (isinstance(given, dict) and "RetryCount" in given):  # the request's Context object wins
             state_context["RetryCount"] = request.retrier_retry_count
         try:
+            if isinstance(state, StateParallel) and state.parargs is not None:
+                state.parargs.eval(env=env)  # the branches' input (moto's Parallel evaluates it before its attempts)
             state._evaluate_with_timeout(env)
             return
         except FailureEventException as exc:
@@ -241,21 +333,24 @@ def _apply_context(state: CommonStateField, context: dict[str, Any]) -> None:
 
 
 def _environment(request: TestStateRequest, account_id: str, region: str) -> TestStateEnvironment:
-    run_id = uuid.uuid4().hex
-    machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:TestState-{run_id}"
-    role_arn = request.role_arn or f"arn:aws:iam::{account_id}:role/TestState-{run_id}"
+    # As AWS shows it: an Express-style execution of a state machine of its own (both named with a
+    # UUID), the request's role (null without one).
+    execution_name, machine_name = str(uuid.uuid4()), str(uuid.uuid4())
+    machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{machine_name}"
     env = TestStateEnvironment(
-        aws_execution_details=AWSExecutionDetails(account=account_id, region=region, role_arn=role_arn),
+        aws_execution_details=AWSExecutionDetails(
+            account=account_id, region=region, role_arn=request.role_arn or f"arn:aws:iam::{account_id}:role/TestState"
+        ),
         execution_type=StateMachineType.STANDARD,
         context=ContextObjectData(
             Execution=ExecutionData(
-                Id=f"arn:aws:states:{region}:{account_id}:execution:TestState-{run_id}:{run_id}",
+                Id=f"arn:aws:states:{region}:{account_id}:express:{machine_name}:{execution_name}",
                 Input=request.input_value,
-                Name=run_id,
-                RoleArn=role_arn,
+                Name=execution_name,
+                RoleArn=request.role_arn,
                 StartTime=_now_iso(),
             ),
-            StateMachine=StateMachineData(Id=machine_arn, Name=f"TestState-{run_id}"),
+            StateMachine=StateMachineData(Id=machine_arn, Name=machine_name),
         ),
         event_history_context=EventHistoryContext.of_program_start(),
         activity_store={},
@@ -282,6 +377,9 @@ def run(request: TestStateRequest, account_id: str, region: str) -> dict[str, An
     elif request.mocked and isinstance(state, StateTask):
         raise ValidationException("Only service integration Task states can be mocked on the embedded engine")
     outcome = _Outcome()
+    if isinstance(state, (StateMap, StateParallel)):
+        _mock_structured_state(state, request, outcome)
+    _record_arguments(state)
     if isinstance(state, ExecutionState):
         _single_attempt(state, request, outcome)
     if request.context:
@@ -308,7 +406,7 @@ def _response(
     elif isinstance(program_state, ProgramTimedOut):
         response = {"status": FAILED, "error": "States.Timeout", "cause": "TestState ran longer than five minutes"}
     else:
-        response = {"status": SUCCEEDED, "output": to_json_str(env.states.get_input(), separators=(",", ":"))}
+        response = {"status": SUCCEEDED, "output": _text(env.states.get_input(), request)}
         next_state = _next_state(env, program_state, state)
         if next_state is not None:
             response["nextState"] = next_state
@@ -323,32 +421,64 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _text(value: Any, request: TestStateRequest) -> str:
+    """JSON text as TestState answers it: the mocked result as the caller wrote it when it passes
+    through unchanged (AWS keeps the caller's text), else compact JSON."""
+    if request.mock_text is not None and value == request.mock_result:
+        return request.mock_text
+    return _compact(value)
+
+
 def _inspection_data(
     env: TestStateEnvironment, state: CommonStateField, request: TestStateRequest, outcome: _Outcome, succeeded: bool
 ) -> dict[str, Any]:
-    """The data flow as the API shows it: each step's JSON text, a step the state does not declare
-    passing its input through (InputPath "$", no Parameters, no ResultSelector, ResultPath "$")."""
-    flow: dict[str, Any] = {
+    """The data flow as AWS shows it (LocalStack's TestState snapshots, recorded against AWS): each
+    step's JSON text, a step the state does not declare passing its input through."""
+    recorded: dict[str, Any] = {
         key: json.loads(value) for key, value in env.inspection_data.items() if isinstance(value, str)
     }
-    flow.setdefault("input", request.input_value)
+    flow: dict[str, Any] = {"input": request.input_value}
     state_type = request.state.get("Type")
-    jsonpath = state._is_language_query_jsonpath()
-    if jsonpath and state_type != "Fail":
-        flow.setdefault("afterInputPath", flow["input"])
-    if jsonpath and succeeded and state_type in ("Task", "Pass"):
-        flow.setdefault("afterParameters", flow["afterInputPath"])
-        if state_type == "Pass":
-            flow.setdefault("result", flow["afterParameters"])
-        if "result" in flow:
-            flow.setdefault("afterResultSelector", flow["result"])
-            flow.setdefault("afterResultPath", flow["afterResultSelector"])
-    inspection: dict[str, Any] = {key: _compact(value) for key, value in flow.items()}
+    if state._is_language_query_jsonpath():
+        flow.update(_jsonpath_flow(state_type, request, recorded, succeeded))
+    elif state_type == "Task" and "afterArguments" in recorded:
+        flow["afterArguments"] = recorded["afterArguments"]
+    inspection: dict[str, Any] = {key: _text(value, request) for key, value in flow.items()}
+    inspection.update(outcome.structured)  # numbers, not JSON text
     if request.variables:
         inspection["variables"] = _compact(request.variables)
     if outcome.error_details:
         inspection["errorDetails"] = dict(outcome.error_details)
     return inspection
+
+
+def _jsonpath_flow(state_type: str, request: TestStateRequest, recorded: dict[str, Any], succeeded: bool) -> dict:
+    flow: dict[str, Any] = {}
+    source = request.input_value
+    if state_type in ("Map", "Parallel") or (state_type == "Pass" and "Result" in request.state):
+        # These show no InputPath/Parameters steps: their result stands alone.
+        if succeeded:
+            result = recorded.get("result", request.mock_result if request.mocked else None)
+            if state_type == "Pass":
+                flow["result"] = result
+            flow["afterResultSelector"] = recorded.get("afterResultSelector", result)
+            flow["afterResultPath"] = recorded.get("afterResultPath", flow["afterResultSelector"])
+        return flow
+    flow["afterInputPath"] = recorded.get("afterInputPath", source)
+    if succeeded and state_type in ("Task", "Pass"):
+        flow["afterParameters"] = recorded.get("afterParameters", flow["afterInputPath"])
+        if state_type == "Task":
+            if "result" not in recorded:
+                return flow
+            flow["result"] = recorded["result"]
+            after_result = flow["result"]
+        else:
+            after_result = flow["afterParameters"]
+        flow["afterResultSelector"] = recorded.get("afterResultSelector", after_result)
+        flow["afterResultPath"] = recorded.get("afterResultPath", flow["afterResultSelector"])
+    elif state_type == "Task" and "afterParameters" in recorded:
+        flow["afterParameters"] = recorded["afterParameters"]
+    return flow
 
 
 def _next_state(env: TestStateEnvironment, program_state: Any, state: CommonStateField) -> str | None:
@@ -415,6 +545,7 @@ def moto_needs() -> list[Any]:
         need(BaseResponse, "_get_param", "param_name"),
         need(TestStatePreprocessor, "STATE_NAME"),
         need(TestStatePreprocessor, "visit"),
+        need(Preprocessor, "visitState_decl_body", "ctx"),
         need(ASLParser, "state_decl_body"),
         need(TestStateProgram, "eval", "env"),
         need(TestStateEnvironment, "__init__", "aws_execution_details", "execution_type", "context"),

@@ -21,7 +21,6 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskService,
 )
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser, ASLParserException
-from moto.stepfunctions.parser.asl.parse.test_state.preprocessor import TestStatePreprocessor
 
 
 class InvalidDefinition(AWSError):
@@ -38,8 +37,11 @@ class ValidationException(AWSError):
 
 INSPECTION_LEVELS: Final = ("INFO", "DEBUG", "TRACE")
 FIELD_VALIDATION_MODES: Final = ("STRICT", "PRESENT", "NONE")
-# The API runs any state but these; Map and Parallel only with a mock, which this engine does not offer.
-_TESTABLE_TYPES: Final = {"Task", "Pass", "Wait", "Choice", "Succeed", "Fail"}
+# Every state type; Map and Parallel only with a mock (their mocked result stands for the iterations).
+_TESTABLE_TYPES: Final = {"Task", "Pass", "Wait", "Choice", "Succeed", "Fail", "Map", "Parallel"}
+_STRUCTURED_TYPES: Final = {"Map", "Parallel"}
+# The name AWS gives a state sent alone (its $$.State.Name, and the path in its schema errors).
+BARE_STATE_NAME: Final = "StateName"
 _MOCKABLE_TYPES: Final = {"Task", "Map", "Parallel"}
 _MOCK_REJECTING_TYPES: Final = {"Pass", "Fail", "Succeed"}
 _MOCK_MAX_CHARS: Final = 262144
@@ -60,9 +62,11 @@ class TestStateRequest:
     inspection_level: str
     variables: dict[str, Any]
     mock_result: Any = _NO_MOCK_RESULT
+    mock_text: str | None = None  # the mocked result as the caller wrote it (AWS passes it on unchanged)
     mock_error: dict[str, str] | None = None
     field_validation_mode: str = "STRICT"
     retrier_retry_count: int = 0
+    map_iteration_failure_count: int = 0
     context: dict[str, Any] | None = None
 
     @property
@@ -105,12 +109,9 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
     state_type = state.get("Type")
     mock = params.get("mock")
     mock_result, mock_error, field_validation_mode = _parse_mock(mock, state_type, params)
-    if state_type in {"Map", "Parallel"}:
-        # A mock of a whole Map or Parallel needs the iteration machinery AWS has and moto lacks.
-        raise InvalidDefinition(
-            "TestState API does not support Map or Parallel states. Supported state types include: "
-            "[Task, Wait, Pass, Succeed, Fail, Choice]"
-        )
+    configuration = params.get("stateConfiguration") or {}
+    if state_type in _STRUCTURED_TYPES:
+        _check_structured(state, name, mock, mock_result, configuration)
     if state_type not in _TESTABLE_TYPES:
         raise InvalidDefinition(f"Unsupported state type for TestState runs '{state_type}'.")
     context = _parse_context(params.get("context"), mocked=mock is not None)
@@ -122,7 +123,7 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
     role_arn = params.get("roleArn")
     if role_arn is None and state_type == "Task" and mock is None:
         raise ValidationException("RoleArn must be specified when testing a Task state")
-    retrier_retry_count = _parse_configuration(params.get("stateConfiguration") or {}, state_type)
+    retrier_retry_count = _parse_configuration(configuration, state_type)
 
     return TestStateRequest(
         state=state,
@@ -133,11 +134,48 @@ def parse_request(params: dict[str, Any]) -> TestStateRequest:
         inspection_level=inspection_level,
         variables=variables,
         mock_result=mock_result,
+        mock_text=mock.get("result") if mock else None,
         mock_error=mock_error,
         field_validation_mode=field_validation_mode,
         retrier_retry_count=retrier_retry_count,
+        map_iteration_failure_count=int(configuration.get("mapIterationFailureCount") or 0),
         context=context,
     )
+
+
+def _check_structured(
+    state: dict[str, Any], name: str, mock: dict[str, Any] | None, mock_result: Any, configuration: dict[str, Any]
+) -> None:
+    """A Map or Parallel runs only with a mock, whose result has the shape the state's result has
+    (the messages AWS answers with, as LocalStack's TestState snapshots recorded them)."""
+    failure_count = configuration.get("mapIterationFailureCount")
+    if mock is None:
+        if failure_count is not None:
+            raise ValidationException(
+                "TestState does not support MapIterationFailureCount when a mock is not specified."
+            )
+        raise InvalidDefinition(
+            "TestState API does not support Map or Parallel states. Supported state types include: "
+            "[Task, Wait, Pass, Succeed, Fail, Choice]"
+        )
+    if state["Type"] == "Parallel" and not state.get("Branches"):
+        raise InvalidDefinition(
+            f"Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Value cannot be empty at /States/{name}/Branches'"
+        )
+    if mock_result is _NO_MOCK_RESULT:
+        return
+    if state["Type"] == "Map" and "ResultWriter" in state:
+        if not isinstance(mock_result, dict):
+            raise ValidationException("Mocked result must be a JSON object.")
+        return
+    if not isinstance(mock_result, list):
+        raise ValidationException("Mocked result must be an array.")
+    if state["Type"] == "Parallel" and len(mock_result) != len(state["Branches"]):
+        raise ValidationException("Mocked result must contain the same number of items as number of Parallel branches.")
+    if failure_count is not None and int(failure_count) > len(mock_result):
+        raise ValidationException(
+            "Map iteration failure count must be less than or equal to the number of Map iterations"
+        )
 
 
 def _waits_for_completion(resource: Any) -> bool:
@@ -221,15 +259,37 @@ def _select_state(
     if state_name is None:
         if "States" in definition and "Type" not in definition:
             raise InvalidDefinition("A state machine definition needs stateName to say which state to test")
-        return definition, TestStatePreprocessor.STATE_NAME, definition_text
+        return definition, BARE_STATE_NAME, definition_text
     _check_machine(definition_text)
-    states = definition.get("States")
-    if not isinstance(states, dict) or state_name not in states:
+    found = _find_state(definition, state_name, definition.get("QueryLanguage"))
+    if found is None:
         raise ValidationException("State not found in definition")
-    state = dict(states[state_name])
-    if "QueryLanguage" in definition and "QueryLanguage" not in state:
-        state["QueryLanguage"] = definition["QueryLanguage"]
+    state, query_language = found
+    state = dict(state)
+    if query_language is not None and "QueryLanguage" not in state:
+        state["QueryLanguage"] = query_language
     return state, state_name, json.dumps(state)
+
+
+def _find_state(scope: dict[str, Any], name: str, query_language: str | None) -> tuple[dict, str | None] | None:
+    """The named state in this scope or one nested in it (a Map's ItemProcessor or Iterator, a
+    Parallel's Branches), with the QueryLanguage it inherits."""
+    states = scope.get("States")
+    if not isinstance(states, dict):
+        return None
+    if isinstance(states.get(name), dict):
+        return states[name], query_language
+    for state in states.values():
+        if not isinstance(state, dict):
+            continue
+        inherited = state.get("QueryLanguage", query_language)
+        nested = [state.get("ItemProcessor"), state.get("Iterator"), *(state.get("Branches") or [])]
+        for child in nested:
+            if isinstance(child, dict):
+                found = _find_state(child, name, child.get("QueryLanguage", inherited))
+                if found is not None:
+                    return found
+    return None
 
 
 _SERVICE_MODELS: dict[str, Any] = {}

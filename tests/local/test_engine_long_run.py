@@ -1,0 +1,244 @@
+"""What keeps the cost of an event independent of how many ran before it (issue 21): execution
+lookups through an index (`execution_index`), GSI queries through the index's own keys
+(`index_query`), and TransactWriteItems rolled back item by item (`item_rollback`) instead of a
+copy of every table. Each counted assertion here fails with its speed-up switched off
+(`ONCEFLOW_SPEEDUPS_OFF=<name>`); the answers are the ones AWS documents."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+from moto.dynamodb.models.table import Table
+from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+from onceflow.local.embedded import ACCOUNT_ID, REGION
+from tests.local.test_engine_speedups import counting, run_orders
+from tests.support import execution_input, order
+
+pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
+
+
+class _CountedWalks(list):  # type: ignore[type-arg]
+    """A state machine's executions list that counts how often something walks it."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        self.walks += 1
+        return super().__iter__()
+
+
+def _executions_counted(stack: Any) -> _CountedWalks:
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    state_machine = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn)
+    state_machine.executions = _CountedWalks(state_machine.executions)
+    return state_machine.executions
+
+
+def test_executions_are_found_without_walking_every_execution(stack):
+    """DescribeExecution, GetExecutionHistory, StopExecution, ListExecutions and StartExecution's
+    name check: moto walks the state machine's executions for each (sorting them for each page)."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "indexed", 3)
+    executions = _executions_counted(stack)
+    listed = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+    arn = listed[0]["executionArn"]
+    assert sfn.describe_execution(executionArn=arn)["status"] == "SUCCEEDED"
+    assert sfn.get_execution_history(executionArn=arn)["events"]
+    sfn.stop_execution(executionArn=arn)  # a finished execution: nothing changes
+    with pytest.raises(ClientError, match="ExecutionAlreadyExists"):
+        sfn.start_execution(stateMachineArn=stack.state_machine_arn, name="indexed-0", input=execution_input(order()))
+    with pytest.raises(ClientError, match="ExecutionDoesNotExist"):
+        sfn.describe_execution(executionArn=arn[: -len("indexed-0")] + "no-such-execution")
+    assert executions.walks == 0
+
+
+def test_executions_are_listed_newest_first_page_by_page(stack):
+    """https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html:
+    results are sorted by time, newest first; nextToken pages on."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "paged", 5)
+    pages = sfn.get_paginator("list_executions").paginate(
+        stateMachineArn=stack.state_machine_arn, PaginationConfig={"PageSize": 2}
+    )
+    listed = [e for page in pages for e in page["executions"]]
+    assert [e["name"] for e in listed] == [f"paged-{i}" for i in reversed(range(5))]
+    assert [e["startDate"] for e in listed] == sorted((e["startDate"] for e in listed), reverse=True)
+    succeeded = sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="SUCCEEDED")
+    assert [e["name"] for e in succeeded["executions"]] == [e["name"] for e in listed]
+    assert sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="FAILED")["executions"] == []
+
+
+@pytest.fixture
+def sparse_table(stack):
+    """A table with a sparse GSI (its partition key only on some items), as `pending-since` is."""
+    dynamodb = stack.client("dynamodb")
+    dynamodb.create_table(
+        TableName="sparse-probe",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "id", "AttributeType": "S"},
+            {"AttributeName": "lane", "AttributeType": "S"},
+            {"AttributeName": "since", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-lane",
+                "KeySchema": [
+                    {"AttributeName": "lane", "KeyType": "HASH"},
+                    {"AttributeName": "since", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for i in range(40):
+        item = {"id": {"S": f"item-{i:02d}"}}
+        if i % 10 == 0:  # 4 items in the index: lanes a, b, a, b
+            item |= {"lane": {"S": "ab"[i // 10 % 2]}, "since": {"S": f"2026-01-{i:02d}"}}
+        dynamodb.put_item(TableName="sparse-probe", Item=item)
+    return dynamodb
+
+
+def _in_lane(dynamodb: Any, lane: str, **extra: Any) -> list[str]:
+    items = dynamodb.query(
+        TableName="sparse-probe",
+        IndexName="by-lane",
+        KeyConditionExpression="lane = :lane",
+        ExpressionAttributeValues={":lane": {"S": lane}},
+        **extra,
+    )["Items"]
+    return [item["id"]["S"] for item in items]
+
+
+def test_a_gsi_query_reads_the_items_of_its_key_not_every_item(sparse_table):
+    dynamodb = sparse_table
+    assert _in_lane(dynamodb, "a") == ["item-00", "item-20"]  # the first query of the index: one walk
+    with counting(Table, "all_items") as calls:
+        assert _in_lane(dynamodb, "b") == ["item-10", "item-30"]
+        assert _in_lane(dynamodb, "a", ScanIndexForward=False) == ["item-20", "item-00"]
+    assert calls["all_items"] == 0  # moto: every item of the table, sorted, for each query
+
+
+def test_a_gsi_query_follows_every_write(sparse_table):
+    """An item enters the index when it gets the key attributes and leaves it when it loses them
+    or is deleted (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes);
+    a cancelled transaction changes nothing (TransactWriteItems is all or nothing)."""
+    dynamodb = sparse_table
+    assert _in_lane(dynamodb, "a") == ["item-00", "item-20"]
+    dynamodb.update_item(  # in place, as MarkSent removes pending_shard
+        TableName="sparse-probe", Key={"id": {"S": "item-00"}}, UpdateExpression="REMOVE lane, since"
+    )
+    dynamodb.delete_item(TableName="sparse-probe", Key={"id": {"S": "item-10"}})
+    dynamodb.update_item(  # into the index by an update
+        TableName="sparse-probe",
+        Key={"id": {"S": "item-05"}},
+        UpdateExpression="SET lane = :a, since = :since",
+        ExpressionAttributeValues={":a": {"S": "a"}, ":since": {"S": "2026-02-01"}},
+    )
+    dynamodb.transact_write_items(  # into the index by a transaction's Put, from one lane to another by its Update
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": "sparse-probe",
+                    "Item": {"id": {"S": "new"}, "lane": {"S": "b"}, "since": {"S": "0"}},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": "sparse-probe",
+                    "Key": {"id": {"S": "item-30"}},
+                    "UpdateExpression": "SET lane = :a",
+                    "ExpressionAttributeValues": {":a": {"S": "a"}},
+                }
+            },
+        ]
+    )
+    with pytest.raises(ClientError, match="TransactionCanceled"):
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": "sparse-probe",
+                        "Item": {"id": {"S": "x"}, "lane": {"S": "a"}, "since": {"S": "1"}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": "sparse-probe",
+                        "Key": {"id": {"S": "item-01"}},
+                        "ConditionExpression": "attribute_exists(nothing)",
+                    }
+                },
+            ]
+        )
+    assert _in_lane(dynamodb, "a") == ["item-20", "item-30", "item-05"]  # sorted by `since`
+    assert _in_lane(dynamodb, "b") == ["new"]
+    first = dynamodb.query(  # paging: Limit and ExclusiveStartKey over the index's items
+        TableName="sparse-probe",
+        IndexName="by-lane",
+        KeyConditionExpression="lane = :a",
+        ExpressionAttributeValues={":a": {"S": "a"}},
+        Limit=2,
+    )
+    rest = _in_lane(dynamodb, "a", ExclusiveStartKey=first["LastEvaluatedKey"])
+    assert [i["id"]["S"] for i in first["Items"]] + rest == ["item-20", "item-30", "item-05"]
+
+
+def _table_dump(dynamodb: Any) -> list[dict[str, Any]]:
+    return sorted(dynamodb.scan(TableName="sparse-probe")["Items"], key=lambda item: item["id"]["S"])
+
+
+def test_a_cancelled_transaction_is_undone_item_by_item_without_copying_the_table(sparse_table, monkeypatch):
+    """TransactWriteItems is all or nothing
+    (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html):
+    a Put of a new item, an Update and a Delete of existing ones, then a failed condition: every
+    item is as before, attribute for attribute, the index too. moto deep-copies every table the
+    transaction names before it starts (400 ms at 20,000 items)."""
+    dynamodb = sparse_table
+    before, indexed_before = _table_dump(dynamodb), _in_lane(dynamodb, "a")
+    copies = []
+
+    def counted_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+        copies.append(self.name)
+        return copy._reconstruct(self, memo, *self.__reduce_ex__(4))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Table, "__deepcopy__", counted_deepcopy, raising=False)
+    with pytest.raises(ClientError) as cancelled:
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": "sparse-probe",
+                        "Item": {"id": {"S": "new"}, "lane": {"S": "a"}, "since": {"S": "0"}},
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": "sparse-probe",
+                        "Key": {"id": {"S": "item-20"}},
+                        "UpdateExpression": "SET lane = :b, extra = :x",
+                        "ExpressionAttributeValues": {":b": {"S": "b"}, ":x": {"N": "1"}},
+                    }
+                },
+                {"Delete": {"TableName": "sparse-probe", "Key": {"id": {"S": "item-03"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": "sparse-probe",
+                        "Key": {"id": {"S": "item-01"}},
+                        "ConditionExpression": "attribute_exists(nothing)",
+                    }
+                },
+            ]
+        )
+    assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
+    reasons = [r["Code"] for r in cancelled.value.response["CancellationReasons"]]
+    assert reasons == ["None", "None", "None", "ConditionalCheckFailed"]
+    assert _table_dump(dynamodb) == before
+    assert _in_lane(dynamodb, "a") == indexed_before and _in_lane(dynamodb, "b") == ["item-10", "item-30"]
+    assert copies == []

@@ -125,7 +125,7 @@ def _fifth_rates(samples: list[tuple[float, int]], messages: int) -> tuple[float
     return first, last
 
 
-def run_one(mode: str, orders: int, timeout: float) -> RunResult:
+def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunResult:
     from onceflow.ops.stack import Target, find_stack
 
     port = _free_port()
@@ -168,10 +168,22 @@ def run_one(mode: str, orders: int, timeout: float) -> RunResult:
             )
             messages = orders + round(orders * DUPLICATES / (1 - DUPLICATES))
             samples: list[tuple[float, int]] = []
+            reported = (0.0, 0, cpu_began)  # elapsed, handled, CPU at the last progress line
             while True:
                 time.sleep(1.0)
                 elapsed = time.monotonic() - began
                 samples.append((elapsed, _handled(log)))
+                if progress and samples[-1][1] - reported[1] >= progress:
+                    cpu_now, (then, handled_then, cpu_then) = _cpu_seconds(server.pid), reported
+                    handled_now = samples[-1][1]
+                    print(
+                        f"  {mode} {orders}: {handled_now} handled after {elapsed:.0f} s; since the last line "
+                        f"{(handled_now - handled_then) / (elapsed - then):.1f} msg/s, "
+                        f"{(cpu_now - cpu_then) / (handled_now - handled_then) * 1000:.1f} CPU ms/msg; "
+                        f"RSS {_memory_mb(server.pid, 'VmRSS'):.0f} MB",
+                        flush=True,
+                    )
+                    reported = (elapsed, handled_now, cpu_now)
                 if sender.poll() is not None:
                     depth = _depth(sqs, stack.source_queue_url)
                     if depth == 0 and not _running(sfn, stack.state_machine_arn):
@@ -209,6 +221,7 @@ def main() -> None:
     parser.add_argument("--before", action="store_true", help="also run each size with LONG_RUN_SPEEDUPS off")
     parser.add_argument("--before-sizes", type=int, nargs="+", help="sizes for the before runs (default --sizes)")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds a run may take")
+    parser.add_argument("--progress", type=int, default=0, help="print a line every this many messages handled")
     args = parser.parse_args()
     load = Path("/proc/loadavg").read_text().split()[:3]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
@@ -223,7 +236,7 @@ def main() -> None:
         runs += [("before", size) for size in (args.before_sizes or args.sizes)]
     results: dict[tuple[str, int], RunResult] = {}
     for mode, size in runs:
-        r = run_one(mode, size, args.timeout)
+        r = run_one(mode, size, args.timeout, args.progress)
         results[(mode, size)] = r
         print(
             f"{r.mode:<8}{r.orders:>7}{r.messages:>7}{r.seconds:>8.1f}{r.rate:>7.1f}{r.first_fifth_rate:>7.1f}"

@@ -220,6 +220,15 @@ def start(
     stack_name: Annotated[str, typer.Option(help="Name of the local stack.")] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    history_budget: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Keep the histories of this many newest finished executions (older ones keep name, status, "
+            "dates, input and output; `trace` and `status` say how many lost theirs). Each kept history of the "
+            "pipeline costs about 0.1 MB (measured: docs/RUNBOOK.md, History budget).",
+        ),
+    ] = 1000,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
@@ -227,16 +236,20 @@ def start(
         _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.engine.retention import LONG_RUN_HISTORY_BUDGET
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
+    from onceflow.ops.executions import HISTORY_BUDGET_TAG
 
     _quiet_engine_logs()
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
-    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
+    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget).start()
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
+        # Said where clients read it: `trace` and `status` name the budget beside what it pruned.
+        stack.client("stepfunctions").tag_resource(
+            resourceArn=stack.state_machine_arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": str(history_budget)}]
+        )
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
@@ -357,6 +370,8 @@ def status(
     summary.add_row("executions", report.executions_line())
     summary.add_row("source queue", report.source_queue_line())
     summary.add_row("dead-letter queue", report.dead_letter_line())
+    if report.histories_line():
+        summary.add_row("histories", report.histories_line())
     if report.subscriber_queues is not None:
         summary.add_row("subscriber", report.subscriber_queues)
     console.print(summary)
@@ -446,12 +461,14 @@ def trace(
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
-    from onceflow.devtools.trace import collect_executions, write_trace
+    from onceflow.devtools.trace import write_trace
+    from onceflow.devtools.trace.progress import collect_with_progress, pruned_line
 
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    results = collect_executions(sfn, stack.state_machine_arn)
+    collected = collect_with_progress(sfn, stack.state_machine_arn)
+    results = collected.executions
     if execution is not None and not any(execution in (r.name, r.arn) for r in results):
         examples = ", ".join(r.name for r in results[-3:]) or "there are no executions yet"
         raise typer.BadParameter(
@@ -471,9 +488,12 @@ def trace(
         results,
         out or Path("reports") / f"{stack_name}-trace.html",
         selected=execution,
+        history_budget=collected.history_budget,
         subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
     )
     typer.echo(f"trace of {len(results)} executions written to {path}")
+    if collected.pruned:
+        typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))
 
 
 @app.command()

@@ -1,5 +1,6 @@
-"""The demo: a stream of orders through the whole local pipeline while faults are injected,
-then a redrive of the dead-letter queue and a report that judges R1–R3 on the evidence."""
+"""The demo: a stream of orders through the whole local pipeline (the example subscriber subscribed
+to the topic) while faults are injected, then a redrive of the dead-letter queue and a report that
+judges R1–R4 on the evidence."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report
 from onceflow.local.safety_net import StatusEventLoss
 from onceflow.local.stack import LocalStack, deploy
+from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import drain, scan
 from onceflow.ops.orders import make_orders
@@ -82,6 +84,37 @@ class CrashSwitch:
             return response
 
         return wrapped
+
+
+class SubscriberCrash:
+    """Wraps the subscriber: when armed, its next batch crashes after its writes, before the
+    acknowledgement (SQS delivers the batch again; each record is then a duplicate)."""
+
+    def __init__(self, log: FaultLog):
+        self.armed = False
+        self.log = log
+
+    def wrap(self, invoke: Invoke) -> Invoke:
+        def wrapped(event: dict[str, Any]) -> dict[str, Any]:
+            response = invoke(event)
+            if self.armed:
+                self.armed = False
+                self.log.add("subscriber crash after its write, before the ack", 1)
+                raise RuntimeError("injected subscriber crash after the write")
+            return response
+
+        return wrapped
+
+
+def redeliver_to_subscriber(pipeline: LocalPipeline, rng: random.Random, count: int, log: FaultLog) -> None:
+    """SQS delivers notifications the subscriber already handled and deleted once more."""
+    for logical_id, source in pipeline.subscriber_sources.items():
+        handled = source.acknowledged_records
+        sample = rng.sample(handled, min(count, len(handled)))
+        if sample:
+            response = pipeline.subscribers[logical_id].invoke({"Records": sample})
+            log.add("notifications delivered again to the subscriber", len(sample))
+            log.add("subscriber redeliveries reported failed", len(response["batchItemFailures"]))
 
 
 @contextmanager
@@ -176,8 +209,9 @@ def redrive_transient(pipeline: LocalPipeline) -> int:
     return report.moved
 
 
-def _mode_parameters(mode: str) -> dict[str, str] | None:
-    return None if mode == "STANDARD" else {"StateMachineType": mode}
+def _mode_parameters(mode: str) -> dict[str, str]:
+    # The demo subscribes the example subscriber to the topic and judges R4 on it.
+    return {"DeploySubscriber": "true", **({} if mode == "STANDARD" else {"StateMachineType": mode})}
 
 
 def _check_mode(stack: LocalStack, mode: str) -> None:
@@ -208,6 +242,7 @@ def run_demo(
     rng = random.Random(options.seed)
     log = FaultLog()
     crash = CrashSwitch(log)
+    subscriber_crash = SubscriberCrash(log)
     if aws is None:
         aws = EmbeddedAws(time_scale=options.time_scale).start()
     else:
@@ -218,7 +253,12 @@ def run_demo(
     # executions stopped after Record below reach the DLQ only through the reconciler's sweep.
     loss = StatusEventLoss(fraction=1.0, seed=options.seed) if options.mode == "STANDARD" else None
     pipeline = LocalPipeline(
-        aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap, status_event_loss=loss
+        aws,
+        stack,
+        log_stream=log_stream or io.StringIO(),
+        invoke_wrapper=crash.wrap,
+        status_event_loss=loss,
+        subscriber_wrapper=subscriber_crash.wrap,
     )
     # Imported here: the fault schedules' package imports this module.
     from onceflow.devtools.schedules.hooks import ExecutionInterrupts
@@ -239,6 +279,8 @@ def run_demo(
             with ExitStack() as chunk_faults:
                 if index == 1:
                     crash.armed = True
+                if index in (2, 7):
+                    subscriber_crash.armed = True
                 if index == outage_from:
                     outage.enter_context(_counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)"))
                 if index == outage_to + 1:
@@ -264,6 +306,7 @@ def run_demo(
                 log.add("redeliveries of handled messages", take)
                 log.add("redeliveries reported failed", len(response["batchItemFailures"]))
                 redelivery_budget -= take
+            redeliver_to_subscriber(pipeline, rng, 2, log)
         pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
     if loss is not None:
         log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
@@ -284,6 +327,7 @@ def run_demo(
         notifications=pipeline.inbox.collect(),
         dead_letters=drain(sqs, stack.dead_letter_queue_url, delete=False),
         executions=executions,
+        subscriber=subscriber_evidence(pipeline),
     )
     return DemoRun(report, log, pipeline, executions)
 

@@ -1,4 +1,4 @@
-"""What happened in a run, read back from the stack, and R1–R3 judged on that evidence."""
+"""What happened in a run, read back from the stack, and R1–R3 (R4 with the subscriber) judged on that evidence."""
 
 from __future__ import annotations
 
@@ -94,7 +94,10 @@ def build_report(
     notifications: list[QueuedMessage],
     dead_letters: list[QueuedMessage],
     executions: list[ExecutionResult],
+    subscriber: Any = None,
 ) -> RunReport:
+    """`subscriber` (onceflow/local/subscriber_check.py: SubscriberEvidence), when the stack has the
+    example subscriber, adds R4."""
     states = {r["event_id"]: r for r in state_records}
     rows = {r["order_id"]: r for r in business_rows}
     notified = Counter(m.attributes.get("event_id", "") for m in notifications)
@@ -168,8 +171,16 @@ def build_report(
         dead_letters_by_reason=dict(Counter(letter.error or "(no reason)" for letter in letters)),
         executions_by_path=dict(Counter(path_kind(e) for e in executions)),
         executions=len(executions),
-        verdicts=[r1, r2, r3],
+        verdicts=[r1, r2, r3, *_r4(subscriber, notifications, business_rows)],
     )
+
+
+def _r4(subscriber: Any, notifications: list[QueuedMessage], business_rows: list[dict[str, Any]]) -> list[Verdict]:
+    if subscriber is None:
+        return []
+    from onceflow.local.subscriber_check import judge_r4  # it builds on this module's Verdict
+
+    return [judge_r4(subscriber, notifications, business_rows)]
 
 
 def report_as_dict(report: RunReport) -> dict[str, Any]:

@@ -55,6 +55,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         MAP,
         "test_map_items_that_is_not_an_array_fails",
     ),
+    "EvaluationFailed links to the event before the state was entered; what follows links to it": (
+        JSONATA,
+        "test_evaluation_failed_is_linked_as_aws_links_it",
+    ),
+    "A Map over an input that is not an array fails with the input's JSON text in the cause": (
+        MAP,
+        "test_map_over_an_input_that_is_not_an_array_fails",
+    ),
     "A Catch's Output and Assign read $states.errorOutput": (ERRORS, "test_catch_reads_the_error_output"),
     "Wait Seconds takes a JSONata expression": (WAIT, "test_wait_seconds_takes_jsonata"),
     "A Map iteration reads outer variables; what it assigns is not visible after the Map": (
@@ -321,6 +329,62 @@ def test_map_items_that_is_not_an_array_fails(account: Account, items: str, desc
         f"The JSONata expression '{items}' specified for the field 'Items' returned an unexpected result type. "
         f"Expected 'array', but was {described}",
     }
+
+
+def test_evaluation_failed_is_linked_as_aws_links_it(account: Account):
+    """LocalStack's `test_undefined_reference[BASE_UNDEFINED_OUTPUT_MULTIPLE_STATES]`, recorded against
+    AWS: State2 is entered at #6 (after #5); its EvaluationFailed (#7) has previousEventId 5, the
+    ExecutionFailed after it 7. The cause names the entered event even after a Task's events."""
+    definition = _jsonata(
+        {
+            "State0": {"Type": "Pass", "Next": "State1"},
+            "State1": {"Type": "Pass", "Next": "State2"},
+            "State2": {"Type": "Pass", "Output": {"result": "{% $doesNotExist %}"}, "End": True},
+        }
+    )
+
+    result = account.run(definition)
+
+    links = [(e["id"], e["previousEventId"], e["type"]) for e in result.history]
+    assert links[-3:] == [(6, 5, "PassStateEntered"), (7, 5, "EvaluationFailed"), (8, 7, "ExecutionFailed")]
+    assert "(entered at the event id #6)" in failed_event(result)["cause"]
+
+
+@pytest.mark.parametrize(
+    ("items", "text"), [({"foo": "bar"}, '{"foo":"bar"}'), ("string", '"string"'), (True, "true"), (None, "null")]
+)
+def test_map_over_an_input_that_is_not_an_array_fails(account: Account, items: Any, text: str):
+    """LocalStack's scenarios/test_base_scenarios `test_map_state_items_input_types[*]`, recorded
+    against AWS: a JSONata Map without Items iterates its input; one EvaluationFailed, then
+    MapStateFailed and ExecutionFailed."""
+    definition = _jsonata(
+        {
+            "Start": {"Type": "Pass", "Output": "{% $states.input.items %}", "Next": "MapIterateState"},
+            "MapIterateState": {
+                "Type": "Map",
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "INLINE"},
+                    "StartAt": "Pass",
+                    "States": {"Pass": {"Type": "Pass", "End": True}},
+                },
+                "End": True,
+            },
+        }
+    )
+
+    result = account.run(definition, {"items": items})
+
+    cause = (
+        "An error occurred while executing the state 'MapIterateState' (entered at the event id #4). "
+        f"Map state input must be an array but was: {text}"
+    )
+    assert [(e["id"], e["previousEventId"], e["type"]) for e in result.history][3:] == [
+        (4, 3, "MapStateEntered"),
+        (5, 3, "EvaluationFailed"),
+        (6, 5, "MapStateFailed"),
+        (7, 6, "ExecutionFailed"),
+    ]
+    assert failed_event(result) == {"error": "States.QueryEvaluationError", "cause": cause}
 
 
 def test_catch_reads_the_error_output(account: Account):

@@ -38,7 +38,7 @@ def patches(
     from onceflow.local.engine import sns_fifo
 
     selected += sns_fifo.patches()
-    # String literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
+    # Assign's string literals with JSON escapes read as JSON reads them: onceflow/local/engine/asl_strings.py.
     from onceflow.local.engine import asl_strings
 
     selected += asl_strings.patches()

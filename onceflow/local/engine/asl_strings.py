@@ -1,10 +1,10 @@
-"""String literals of a definition read as JSON reads them (both query languages).
+"""An `Assign` string literal read as JSON reads it (both query languages).
 
-moto's parser keeps a string literal's escape sequences as written: `"he said \\"hi\\""` in an
-`Assign`, a `Result`, an `Output` or a `Parameters` value became the text `he said \\"hi\\"`, backslashes
-included, where AWS (which reads the definition as JSON) has `he said "hi"`. LocalStack's recording
-scenarios/test_base_scenarios `test_escape_sequence_parsing[ESCAPE_SEQUENCES_*]` shows AWS's side.
-https://docs.aws.amazon.com/step-functions/latest/dg/concepts-amazon-states-language.html
+moto's parser keeps the escape sequences of an `Assign` string literal as written (its other
+literals, in `Output`, `Arguments`, `Parameters` or `Result`, are decoded): `"he said \\"hi\\""`
+became the variable `he said \\"hi\\"`, backslashes included, where AWS (which reads the definition as
+JSON) assigns `he said "hi"`. Paths and JSONata expressions are left as they are (their own parsers
+read their escapes). https://docs.aws.amazon.com/step-functions/latest/dg/workflow-variables.html
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from moto.stepfunctions.parser.asl.component.common.assign.assign_template_value_terminal import (
+    AssignTemplateValueTerminalLit,
+)
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
 from onceflow.local.engine.shape import Need, need
@@ -20,24 +23,20 @@ Patch = tuple[Any, str, Any]
 
 
 def moto_needs() -> list[Need]:
-    return [need(Preprocessor, "_inner_string_of", "parser_rule_context")]
+    return [
+        need(Preprocessor, "visitAssign_template_value_terminal_string_literal", "ctx"),
+        need(AssignTemplateValueTerminalLit, "__init__", "value"),
+    ]
 
 
 def patches() -> list[Patch]:
-    return [(Preprocessor, "_inner_string_of", staticmethod(_inner_string_of(Preprocessor._inner_string_of)))]
+    original = Preprocessor.visitAssign_template_value_terminal_string_literal
 
-
-def _inner_string_of(original: Any) -> Any:
-    def inner_string_of(parser_rule_context: Any) -> str | None:
-        text = original(parser_rule_context)
-        if text is None or "\\" not in text:
-            return text
-        raw = parser_rule_context.getText()
-        if not (len(raw) >= 2 and raw[0] == raw[-1] == '"'):
-            return text
+    def visit_assign_string_literal(self: Preprocessor, ctx: Any) -> AssignTemplateValueTerminalLit:
+        # The rule's string_literal is one JSON string token (quotes included): it decodes as JSON.
         try:
-            return json.loads(raw)
+            return AssignTemplateValueTerminalLit(value=json.loads(ctx.string_literal().getText()))
         except ValueError:
-            return text
+            return original(self, ctx)
 
-    return inner_string_of
+    return [(Preprocessor, "visitAssign_template_value_terminal_string_literal", visit_assign_string_literal)]

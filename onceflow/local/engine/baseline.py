@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from moto.core import model_instances
 from moto.dynamodb.models import dynamodb_backends
 from moto.sns.models import sns_backends
 from moto.sqs.models import sqs_backends
@@ -33,7 +34,7 @@ THREAD_JOIN_SECONDS = 10.0
 def moto_needs() -> list[Any]:
     """What restoring reads or changes in the pinned moto (checked by engine/shape.py)."""
     from moto.dynamodb.models.table import Table
-    from moto.sns.models import SNSBackend
+    from moto.sns.models import SNSBackend, Topic
     from moto.sqs.models import Queue
 
     from onceflow.local.engine.shape import need
@@ -43,6 +44,8 @@ def moto_needs() -> list[Any]:
         need(Table, "__init__", "table_name"),  # Table.items: the table's items, keyed by hash (and range)
         need(Queue, "__init__", "name"),  # Queue._messages, _pending_messages, deleted_messages
         need(SNSBackend, "__init__", "region_name", "account_id"),  # SNSBackend.topics, .subscriptions
+        need(model_instances, "reset_model_data"),
+        need(Topic, "__init__", "name"),  # Topic.sent_notifications: every notification it sent
     ]
 
 
@@ -90,6 +93,7 @@ class Baseline:
             self._restore_dynamodb()
             self._restore_sqs()
             self._restore_sns()
+            release_between_runs(self.account_id, self.region)
 
     def _restore_step_functions(self) -> None:
         backend = _sfn(self.account_id, self.region)
@@ -118,6 +122,21 @@ class Baseline:
         backend = _sns(self.account_id, self.region)
         _replace(backend.topics, self.topics)
         _replace(backend.subscriptions, self.subscriptions)
+
+
+def release_between_runs(account_id: str, region: str) -> None:
+    """What moto keeps of a run that restoring the resources alone does not forget, and that grew
+    with every schedule of a long property run (issue 21: about 1 GB after 10,000 schedules): its
+    registry of every model instance ever made (SQS messages, executions, ... kept only for its
+    /moto-api/data.json dashboard), every notification a restored topic ever sent, and the
+    engine's indexes of items and executions that are gone (index_query.py, execution_index.py)."""
+    model_instances.reset_model_data()
+    for topic in _sns(account_id, region).topics.values():
+        topic.sent_notifications = []
+    for table in _dynamodb(account_id, region).tables.values():
+        table.__dict__.pop("_onceflow_gsi_keys", None)
+    for state_machine in _sfn(account_id, region).state_machines:
+        state_machine.__dict__.pop("_onceflow_execution_index", None)
 
 
 def _replace(live: dict[str, Any], deployed: dict[str, Any]) -> None:

@@ -27,15 +27,20 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
     StatesErrorNameType,
 )
+from moto.stepfunctions.parser.asl.component.common.path.items_path import ItemsPath
 from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
 from moto.stepfunctions.parser.asl.component.common.string.string_expression import (
     StringJSONata,
+    StringJsonPath,
     StringVariableSample,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.state_map import StateMap
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.eval.event.event_manager import EventHistoryContext, EventManager
 from moto.stepfunctions.parser.asl.eval.states import States
 from moto.stepfunctions.parser.asl.eval.variable_store import VariableStore
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 from onceflow.local.engine import jsonata_query
 from onceflow.local.engine.shape import Need, need
@@ -56,6 +61,15 @@ def moto_needs() -> list[Need]:
         need(VariableStore, "__init__"),  # VariableStore._outer_scope, _inner_scope
         need(FailureEventException, "get_evaluation_failed_event_details"),
         need(EvaluationFailedEventDetails, "__annotations__"),
+        need(EventHistoryContext, "__init__", "previous_event_id"),
+        need(
+            EventManager, "add_event", "context", "event_type", "event_details", "timestamp", "update_source_event_id"
+        ),
+        need(EventManager, "__init__", "cloud_watch_logging_session"),  # EventManager._history_event_list
+        need(ItemsPath, "_eval_body", "env"),
+        need(ItemsPath, "__init__", "string_sampler"),
+        need(StringJsonPath, "__init__", "json_path"),
+        need(StateMap, "from_state_props", "state_props"),  # StateMap.items, items_path, item_reader
     ]
 
 
@@ -64,6 +78,9 @@ def patches() -> list[Patch]:
         (StringJSONata, "_eval_body", _eval_jsonata),
         (StringVariableSample, "_eval_body", _eval_variable_sample),
         (Preprocessor, "visitString_jsonata", _located(Preprocessor.visitString_jsonata)),
+        (EventManager, "add_event", _evaluation_failed_links(EventManager.add_event)),
+        (ItemsPath, "_eval_body", _items_path_checked(ItemsPath._eval_body)),
+        (StateMap, "from_state_props", _jsonata_map_items_checked(StateMap.from_state_props)),
     ]
 
 
@@ -112,27 +129,127 @@ def bindings(env: Any, with_states: bool = True) -> dict[str, Any]:
     return values
 
 
+def _entered_event(events: list[dict[str, Any]], event_id: int, state: str | None) -> dict[str, Any] | None:
+    """The StateEntered event of `state`: back along the previousEventId links from `event_id` (the
+    links of one Map iteration or Parallel branch stay in it, whatever runs beside it)."""
+    while 0 < event_id <= len(events):
+        event = events[event_id - 1]
+        details = event.get("stateEnteredEventDetails")
+        if details is not None and details.get("name") == state:
+            return event
+        event_id = event["previousEventId"]
+    return None
+
+
+def _evaluation_failed_links(original: Any) -> Any:
+    """EvaluationFailed as AWS links it: its previousEventId is the one of the state's StateEntered
+    event (0 for the first state), the events after it link to it; recorded once (moto's Map records
+    it again for an error its fields raised)."""
+
+    def add_event(
+        self: EventManager,
+        context: EventHistoryContext,
+        event_type: HistoryEventType,
+        event_details: Any = None,
+        timestamp: Any = None,
+        update_source_event_id: bool = True,
+    ) -> int:
+        if event_type != HistoryEventType.EvaluationFailed:
+            return original(self, context, event_type, event_details, timestamp, update_source_event_id)
+        events = self._history_event_list
+        details = (event_details or {}).get("evaluationFailedEventDetails") or {}
+        last_id = context.last_published_event_id
+        if 0 < last_id <= len(events):
+            last = events[last_id - 1]
+            if (
+                last["type"] == HistoryEventType.EvaluationFailed
+                and last.get("evaluationFailedEventDetails") == details
+            ):
+                return last_id
+        entered = _entered_event(events, context.source_event_id, details.get("state"))
+        if entered is None:
+            return original(self, context, event_type, event_details, timestamp, update_source_event_id)
+        linked = EventHistoryContext(previous_event_id=entered["previousEventId"])
+        event_id = original(self, linked, event_type, event_details, timestamp, update_source_event_id)
+        context.last_published_event_id = event_id
+        if update_source_event_id:
+            context.source_event_id = event_id
+        return event_id
+
+    return add_event
+
+
 def query_evaluation_error(env: Any, cause: str, location: str | None) -> FailureEventException:
     """States.QueryEvaluationError, recorded as AWS records it: an EvaluationFailed event (state,
-    location, the cause prefixed with the state and the event it was entered at), then the failure."""
+    location, the cause prefixed with the state and the event it was entered at), then the failure
+    (LocalStack's recordings of AWS)."""
     error = StatesErrorNameType.StatesQueryEvaluationError.to_name()
     details = EvaluationFailedEventDetails(error=error, cause=cause)
     if location:
         details["location"] = location
-    exception = FailureEventException(
-        failure_event=FailureEvent(
-            env=env,
-            error_name=StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError),
-            event_type=HistoryEventType.EvaluationFailed,
-            event_details=EventDetails(evaluationFailedEventDetails=details),
-        )
+    failure_event = FailureEvent(
+        env=env,
+        error_name=StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError),
+        event_type=HistoryEventType.EvaluationFailed,
+        event_details=EventDetails(evaluationFailedEventDetails=details),
     )
+    entered = _entered_event(
+        env.event_manager._history_event_list, env.event_history_context.source_event_id, env.next_state_name
+    )
+    if entered is not None:  # "entered at the event id #N" (moto: the last event, a TaskSucceeded say)
+        failure_event.source_event_id = entered["id"]  # type: ignore[misc]
+    exception = FailureEventException(failure_event=failure_event)
     env.event_manager.add_event(
         context=env.event_history_context,
         event_type=HistoryEventType.EvaluationFailed,
         event_details=EventDetails(evaluationFailedEventDetails=exception.get_evaluation_failed_event_details()),
     )
     return exception
+
+
+# -- a Map's items that are not an array --------------------------------------------------------------
+
+
+def _items_path_checked(original: Any) -> Any:
+    """A Map whose ItemsPath selects something other than an array fails with its JSON text in the
+    cause (`... must be an array but was: {"foo":"bar"}`); moto names the Python type (`<class
+    'dict'>`). LocalStack's scenarios/test_base_scenarios `test_map_state_items_input_types`,
+    recorded against AWS. moto evaluates ItemsPath only for a Map that reads no ItemReader, and
+    requires an array there."""
+
+    def _eval_body(self: ItemsPath, env: Any) -> None:
+        original(self, env)
+        items = env.stack[-1]
+        if not isinstance(items, list):
+            error = StatesErrorNameType.StatesQueryEvaluationError
+            raise FailureEventException(
+                failure_event=FailureEvent(
+                    env=env,
+                    error_name=StatesErrorName(typ=error),
+                    event_type=HistoryEventType.EvaluationFailed,
+                    event_details=EventDetails(
+                        evaluationFailedEventDetails=EvaluationFailedEventDetails(
+                            error=error.to_name(),
+                            cause="Map state input must be an array but was: "
+                            + to_json_str(items, separators=(",", ":")),
+                        )
+                    ),
+                )
+            )
+
+    return _eval_body
+
+
+def _jsonata_map_items_checked(original: Any) -> Any:
+    """A JSONata Map without `Items` iterates over its input, which must be an array as ItemsPath's
+    result must (moto leaves it to an inline check that names the Python type)."""
+
+    def from_state_props(self: StateMap, state_props: Any) -> None:
+        original(self, state_props)
+        if self.items is None and self.items_path is None and self.item_reader is None:
+            self.items_path = ItemsPath(string_sampler=StringJsonPath(json_path="$"))
+
+    return from_state_props
 
 
 def evaluate_field(env: Any, expression: str, location: str | None) -> Any:

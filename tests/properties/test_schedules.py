@@ -263,8 +263,15 @@ def test_every_fifo_schedule_keeps_the_invariants_and_the_order_of_each_group(em
     _check(outcome, schedule, explicit, "FIFO, ")
 
 
+# Found failing once in a full run under a load average of ~27 (order-0 moved to the DLQ by the
+# redrive policy after every delivery failed); it passes run alone: kept here, in its own mode,
+# so every run replays it (docs: notes of issue 17).
+FIFO_EXPRESS_EXPLICIT = {"a conflict behind its event in one batch": Schedule((Send(0), SendConflict(0), Process()))}
+
+
 @generated(FIFO_EXPRESS_EXAMPLES)
 @given(schedule=schedules(express=True))
+@(lambda test: _with_examples(test, FIFO_EXPRESS_EXPLICIT))
 def test_every_fifo_express_schedule_keeps_the_invariants_and_the_order_of_each_group(embedded_aws, schedule) -> None:
     outcome = run_schedule(embedded_aws, schedule, FIFO_EXPRESS)
     TALLY.add("FIFO EXPRESS generated", outcome)

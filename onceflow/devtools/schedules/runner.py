@@ -219,6 +219,14 @@ class _Run:
         self.stats.messages_sent += len(bodies)
 
     def process(self) -> None:
+        if self.windows.throttles_starts_for_good():
+            # Throttled records wait (re-queued, no receive spent) until the throttle ends: the step
+            # lets more receives go by than the redrive policy allows, then the window closes.
+            rounds = (self.pipeline.event_source.settings.max_receive_count or 1) + 2
+            for _ in range(rounds):
+                self.pipeline.event_source.poll_once()
+            self.wait_until_no_execution_runs()
+            return
         self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
         if self.crashes.orphans:  # EXPRESS: what a dead starter left running ends, then its effects are handled
             self.wait_until_no_execution_runs()

@@ -66,6 +66,10 @@ def patches(
     from onceflow.local.engine import execution_api
 
     selected += execution_api.patches()
+    # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
+    from onceflow.local.engine import service_errors
+
+    selected += service_errors.patches()
     # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
     from onceflow.local.engine import sqs_fifo
 

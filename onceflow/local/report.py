@@ -188,3 +188,18 @@ def report_as_dict(report: RunReport) -> dict[str, Any]:
     data["verdicts"] = [v.__dict__ for v in report.verdicts]
     data["passed"] = report.passed
     return json.loads(json.dumps(data))
+
+
+R5_NAME = "R5 — order within a group"
+
+
+def r5_verdict(groups: dict[str, int], effects: int, problems: list[str]) -> Verdict:
+    """R5 judged on the order the run logged (onceflow/devtools/schedules/effects.py): `groups` is
+    events per message group, `problems` what order_violations found."""
+    several = {group: n for group, n in groups.items() if n > 1}
+    evidence = (
+        f"{sum(groups.values())} events in {len(groups)} message groups ({len(several)} with several events, "
+        f"up to {max(groups.values(), default=0)}); business writes and first notifications of each group in "
+        f"the order of its messages over {effects} logged sends, dead letters, writes and notifications"
+    )
+    return Verdict(R5_NAME, not problems, evidence, problems[:20])

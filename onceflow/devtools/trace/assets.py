@@ -27,7 +27,8 @@ th.sortable { cursor: pointer; white-space: nowrap; user-select: none; }
 th.sortable[aria-sort="ascending"]::after { content: " ▲"; } th.sortable[aria-sort="descending"]::after { content: " ▼"; }
 #executions td { white-space: nowrap; } #executions td.error-cell { white-space: normal; min-width: 12em; }
 tr.pruned td { color: var(--muted); }
-table.events td { white-space: nowrap; } table.events td.summary { white-space: normal; overflow-wrap: anywhere; }
+table.events td { white-space: nowrap; } table.events td.summary, table.events td.step { white-space: normal; overflow-wrap: anywhere; }
+table.events td.summary { min-width: 10em; }
 .state-links a { margin-right: 12px; }
 .stack { display: grid; gap: 16px; min-width: 0; }
 .graph-scroll svg.graph { margin: 0 auto; max-width: 100%; height: auto; }
@@ -153,7 +154,7 @@ JS = r"""
     var rows = e.events.map(function (ev, position) {
       var step = ev[2] ? e.steps[ev[2] - 1] : null, type = data.eventTypes[ev[0]];
       return '<tr class="event" data-type="' + esc(type) + '"><td class="num">' + (position + 1) + '</td><td>' +
-        esc(type) + '</td><td>' + (step ? esc(data.states[step[0]]) : '') + '</td><td>' +
+        esc(type) + '</td><td class="step">' + (step ? esc(data.states[step[0]]) : '') + '</td><td>' +
         esc(addMs(e.started, ev[1]).slice(11, 23)) + '</td><td class="num">' + ms(ev[1]) + '</td><td class="summary">' +
         esc(ev[3] || '') + (ev.length > 4 ? pre('details', ev[4]) : '') + '</td></tr>';
     }).join('');

@@ -39,6 +39,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
     "onceflow.local.engine.execution_api",
+    "onceflow.local.engine.service_errors",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",

@@ -85,11 +85,6 @@ EXPLICIT = {
     "SNS windows within and beyond retries": Schedule(
         (Open("sns_publish", 3, 1), Send(0), Process(), Open("sns_publish", None, 1), Send(1), Process(), Recover())
     ),
-    # Step Functions throttles the starter briefly, then for longer than MaxReceiveCount receives:
-    # no valid event is dead-lettered for it (starter/throttling.py).
-    "StartExecution throttled, briefly then for good": Schedule(
-        (Open("start_throttled", 6, 1), Send(0), Process(), Open("start_throttled", None, 1), Send(1), Process())
-    ),
     "DynamoDB throttling and conflicts": Schedule(
         (
             Open("record_throttled", 9, 1),

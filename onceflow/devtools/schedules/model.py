@@ -71,10 +71,6 @@ FAULTS: tuple[str, ...] = (
     "record_conflict",  # TransactWriteItems cancelled by a conflicting transaction (re-recorded 3 times)
     "mark_sent_throttled",  # UpdateItem of Mark as sent throttled (retried 6 times)
     "start_execution",  # StartExecution denied (the record is reported failed; SQS redelivers)
-    # StartExecution (EXPRESS: StartSyncExecution) throttled, ThrottlingException: the starter waits it
-    # out in the invocation, then re-queues the record as a new message; times=None throttles every
-    # call of the window, for longer than the redrive policy's receives.
-    "start_throttled",
     "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine, starter, reconciler)
     # Step Functions' status change events lost (AWS delivers them best effort): times=None loses
     # every event of the window, times=k the first k. Lost for good: only the reconciler's sweep is left.

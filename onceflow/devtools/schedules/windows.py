@@ -65,9 +65,6 @@ def _fault(
     """The method a window patches (its target) and the fault's context manager."""
     if spec.fault == "start_execution" and express:
         return "stepfunctions.start_sync_execution", _sync_execution_throttled(spec.times)
-    if spec.fault == "start_throttled":
-        operation = "start_sync_execution" if express else "start_execution"
-        return f"stepfunctions.{operation}", faults.step_functions_throttling(spec.times, operation)
     if spec.fault == "status_events_lost":
         return "safety-net.loss", StatusEventsLost(net, spec.times)
     if spec.fault == "sns_publish":
@@ -119,10 +116,10 @@ class FaultWindows:
                 self._close(window)
 
     def throttles_starts_for_good(self) -> bool:
-        """A throttling window with no count ("start_throttled"; EXPRESS's "start_execution"): every
-        StartExecution/StartSyncExecution throttled until it closes."""
-        throttling = ("start_throttled", "start_execution") if self._express else ("start_throttled",)
-        return any(w.spec.fault in throttling and w.spec.times is None and w.fault.open for w in self._open)
+        """EXPRESS's "start_execution" window with no count: StartSyncExecution throttled until it closes."""
+        return self._express and any(
+            w.spec.fault == "start_execution" and w.spec.times is None and w.fault.open for w in self._open
+        )
 
     def is_open(self, fault: str) -> bool:
         return any(w.spec.fault == fault and w.fault.open for w in self._open)

@@ -3,8 +3,10 @@
 - sqs_errors: an `sqs:sendMessage` task whose MessageBody is missing or empty fails with
   `SQS.AmazonSQSException` and AWS's cause (MissingParameter), which a Catch handles; moto's SQS
   raised a Python TypeError there, which became an uncatchable States.Runtime on the embedded
-  engine. Any other Python exception out of the SQS integration is named SQS.AmazonSQSException
-  too. AWS's recording: LocalStack's error_handling/test_task_service_sqs.snapshot.json
+  engine. Any other Python exception out of the SQS call itself is named SQS.AmazonSQSException
+  too; an error before the call (Parameters or Arguments that do not evaluate: States.Runtime, a
+  timeout: States.Timeout) keeps its own name, so no Catch on States.ALL handles a States.Runtime.
+  AWS's recording: LocalStack's error_handling/test_task_service_sqs.snapshot.json
   (test_send_message_empty_body); error names: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
 """
 
@@ -41,6 +43,10 @@ class _SqsRequestRefused(Exception):
         )
 
 
+class _SqsCallFailed(Exception):
+    """A Python exception out of the SQS call itself (not out of the state's own evaluation)."""
+
+
 def moto_needs() -> list[Need]:
     return [
         need(StateTaskServiceSqs, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
@@ -67,10 +73,15 @@ def sqs_errors() -> list[Patch]:
     ) -> None:
         if self.resource.api_action.lower() == "sendmessage" and not normalised_parameters.get("MessageBody"):
             raise _SqsRequestRefused("The request must contain the parameter MessageBody.", "MissingParameter")
-        original_eval(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+        try:
+            original_eval(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+        except (ClientError, FailureEventException, TimeoutError):
+            raise
+        except Exception as ex:
+            raise _SqsCallFailed(str(ex)) from ex
 
     def _from_error(self: StateTaskServiceSqs, env: Any, ex: Exception) -> FailureEvent:
-        if isinstance(ex, (ClientError, FailureEventException)):
+        if not isinstance(ex, (_SqsRequestRefused, _SqsCallFailed)):
             return original_from_error(self, env=env, ex=ex)
         return FailureEvent(
             env=env,

@@ -94,7 +94,9 @@ def _body(i: int) -> str:
     return json.dumps({"order_id": f"order-{i:06d}", "customer_id": "customer-7", "amount": "42.50", "currency": "EUR"})
 
 
-def run_once(mode: str, config: str, parameters: dict[str, str], factor: float, k: float, time_scale: float) -> Run:
+def run_once(
+    mode: str, config: str, parameters: dict[str, str], factor: float, k: float, time_scale: float, requeue: bool = True
+) -> Run:
     assumed = load_prices().assumptions
     settings = read_capacity_settings(TEMPLATE_PATH, {"StateMachineType": mode, **parameters})
     capacity = model_capacity(settings, load_quotas("us-east-1"), assumed)
@@ -108,6 +110,8 @@ def run_once(mode: str, config: str, parameters: dict[str, str], factor: float, 
     began = time.monotonic()
     with EmbeddedAws(time_scale=time_scale, quotas=quotas) as aws:
         stack = deploy(aws.endpoint_url, parameter_overrides={"StateMachineType": mode, **parameters})
+        if not requeue:  # "before": a record throttled for a whole invocation is reported failed
+            stack.starter_environment.pop("SOURCE_QUEUE_URL", None)
         log = io.StringIO()
         pipeline = LocalPipeline(aws, stack, log_stream=log)
         from starter import throttling
@@ -127,8 +131,9 @@ def run_once(mode: str, config: str, parameters: dict[str, str], factor: float, 
         sent = 0
         hour_end_seen = False
         last_sweep = 0.0
+        started = clock.now()  # the hour starts once the stack is up (deploying takes real seconds)
         while True:
-            now = clock.now()
+            now = clock.now() - started
             due = int(arrivals * min(now, HOUR)) - sent
             if due > 0:
                 pipeline.send([_body(sent + i) for i in range(due)])
@@ -136,7 +141,7 @@ def run_once(mode: str, config: str, parameters: dict[str, str], factor: float, 
             worked = 0
             if gate.take():
                 worked = pipeline.event_source.poll_once()
-                gate.tokens -= max(0, worked - 1)
+                gate.tokens -= worked - 1  # an empty poll gives its token back
             depth = pipeline.queue_depth(stack.source_queue_url)
             run.backlog_peak = max(run.backlog_peak, depth)
             if now >= HOUR and not hour_end_seen:
@@ -240,6 +245,11 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=0.04, help="modelled capacity in events per simulated s")
     parser.add_argument("--time-scale", type=float, default=0.01, help="real seconds per simulated second")
     parser.add_argument("--no-unsized", action="store_true", help="skip the 3x run with MaximumConcurrency 20")
+    parser.add_argument(
+        "--before",
+        action="store_true",
+        help="also the unsized 3x run with throttled records reported failed (no re-queue)",
+    )
     parser.add_argument("--json", help="write the runs here")
     args = parser.parse_args()
     logging.getLogger("moto").setLevel(logging.CRITICAL)
@@ -250,8 +260,11 @@ def main() -> None:
         plan = [("defaults", {}, factor) for factor in args.factors]
         if not args.no_unsized:
             plan.append(("unsized (MaximumConcurrency 20)", UNSIZED, 3.0))
-        for config, parameters, factor in plan:
-            run = run_once(mode, config, parameters, factor, k, args.time_scale)
+        plan_runs = [(config, parameters, factor, True) for config, parameters, factor in plan]
+        if args.before:
+            plan_runs.append(("before: unsized, no re-queue", UNSIZED, 3.0, False))
+        for config, parameters, factor, requeue in plan_runs:
+            run = run_once(mode, config, parameters, factor, k, args.time_scale, requeue)
             runs.append(run)
             _print([run], args.rate, args.time_scale)
     _print(runs, args.rate, args.time_scale)

@@ -38,6 +38,13 @@ class Mode(StrEnum):
     EXPRESS = "EXPRESS"
 
 
+class Source(StrEnum):
+    """The template's SourceQueueType (`--source fifo`: a FIFO queue, one message group per customer)."""
+
+    STANDARD = "standard"
+    FIFO = "fifo"
+
+
 class CommandError(TyperException):
     """Something the user can fix (no stack running, a name that does not exist): one line, exit 1."""
 
@@ -220,6 +227,15 @@ def start(
     stack_name: Annotated[str, typer.Option(help="Name of the local stack.")] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    history_budget: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Keep the histories of this many newest finished executions (older ones keep name, status, "
+            "dates, input and output; `trace` and `status` say how many lost theirs). Each kept history of the "
+            "pipeline costs about 0.04 MB of this process's memory, 1,000 about 36 MB (benchmarks/trace_status.py --memory-only).",
+        ),
+    ] = 1000,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
@@ -227,16 +243,20 @@ def start(
         _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.engine.retention import LONG_RUN_HISTORY_BUDGET
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
+    from onceflow.ops.executions import HISTORY_BUDGET_TAG
 
     _quiet_engine_logs()
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
-    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=LONG_RUN_HISTORY_BUDGET).start()
+    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget).start()
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
+        # Said where clients read it: `trace` and `status` name the budget beside what it pruned.
+        stack.client("stepfunctions").tag_resource(
+            resourceArn=stack.state_machine_arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": str(history_budget)}]
+        )
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
@@ -358,6 +378,8 @@ def status(
     summary.add_row("executions", report.executions_line())
     summary.add_row("source queue", report.source_queue_line())
     summary.add_row("dead-letter queue", report.dead_letter_line())
+    if report.histories_line():
+        summary.add_row("histories", report.histories_line())
     if report.subscriber_queues is not None:
         summary.add_row("subscriber", report.subscriber_queues)
     console.print(summary)
@@ -447,12 +469,14 @@ def trace(
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
-    from onceflow.devtools.trace import collect_executions, write_trace
+    from onceflow.devtools.trace import write_trace
+    from onceflow.devtools.trace.progress import collect_with_progress, pruned_line
 
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    results = collect_executions(sfn, stack.state_machine_arn)
+    collected = collect_with_progress(sfn, stack.state_machine_arn)
+    results = collected.executions
     if execution is not None and not any(execution in (r.name, r.arn) for r in results):
         examples = ", ".join(r.name for r in results[-3:]) or "there are no executions yet"
         raise typer.BadParameter(
@@ -472,9 +496,12 @@ def trace(
         results,
         out or Path("reports") / f"{stack_name}-trace.html",
         selected=execution,
+        history_budget=collected.history_budget,
         subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
     )
     typer.echo(f"trace of {len(results)} executions written to {path}")
+    if collected.pruned:
+        typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))
 
 
 @app.command()
@@ -559,12 +586,15 @@ def demo(
     concurrency: Annotated[int, typer.Option(callback=_at_least(1), help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
     mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
+    source: Annotated[
+        Source, typer.Option(case_sensitive=False, help="The source queue type (fifo adds R5, order per customer).")
+    ] = Source.STANDARD,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
     out: Annotated[Path, typer.Option(help="Folder for the report, the trace page and the starter log.")] = Path(
         "reports"
     ),
 ) -> None:
-    """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3."""
+    """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3 (and R5 with --source fifo)."""
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -574,7 +604,15 @@ def demo(
     _quiet_engine_logs()
     out.mkdir(parents=True, exist_ok=True)
     options = DemoOptions(
-        events, duplicates, poison, conflicts, concurrency, seed=seed, time_scale=time_scale, mode=mode.value
+        events,
+        duplicates,
+        poison,
+        conflicts,
+        concurrency,
+        seed=seed,
+        time_scale=time_scale,
+        mode=mode.value,
+        source=source.value.upper(),
     )
     began = time.monotonic()
     with (
@@ -602,7 +640,13 @@ def demo(
         )
     (out / "report.json").write_text(
         json.dumps(
-            {**report_as_dict(run.report), "mode": mode.value, "faults": run.faults.counts, "seconds": seconds},
+            {
+                **report_as_dict(run.report),
+                "mode": mode.value,
+                "source": source.value.upper(),
+                "faults": run.faults.counts,
+                "seconds": seconds,
+            },
             indent=2,
         )
     )

@@ -1,11 +1,13 @@
-"""The demo: a stream of orders through the whole local pipeline while faults are injected,
-then a redrive of the dead-letter queue and a report that judges R1–R3 on the evidence."""
+"""The demo: a stream of orders through the whole local pipeline (the example subscriber subscribed
+to the topic) while faults are injected, then a redrive of the dead-letter queue and a report that
+judges R1–R4 on the evidence."""
 
 from __future__ import annotations
 
 import io
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -16,9 +18,10 @@ from onceflow.local import faults
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
 from onceflow.local.pipeline import LocalPipeline
-from onceflow.local.report import Expectation, RunReport, build_report
+from onceflow.local.report import Expectation, RunReport, build_report, r5_verdict
 from onceflow.local.safety_net import StatusEventLoss
 from onceflow.local.stack import LocalStack, deploy
+from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import drain, scan
 from onceflow.ops.orders import make_orders
@@ -37,6 +40,11 @@ class DemoOptions:
     time_scale: float = 0.01
     seed: int = 7
     mode: str = "STANDARD"  # the template's StateMachineType
+    source: str = "STANDARD"  # the template's SourceQueueType: FIFO adds R5, one message group per customer
+
+    @property
+    def fifo(self) -> bool:
+        return self.source == "FIFO"
 
 
 class ModeNotSupported(RuntimeError):
@@ -82,6 +90,37 @@ class CrashSwitch:
             return response
 
         return wrapped
+
+
+class SubscriberCrash:
+    """Wraps the subscriber: when armed, its next batch crashes after its writes, before the
+    acknowledgement (SQS delivers the batch again; each record is then a duplicate)."""
+
+    def __init__(self, log: FaultLog):
+        self.armed = False
+        self.log = log
+
+    def wrap(self, invoke: Invoke) -> Invoke:
+        def wrapped(event: dict[str, Any]) -> dict[str, Any]:
+            response = invoke(event)
+            if self.armed:
+                self.armed = False
+                self.log.add("subscriber crash after its write, before the ack", 1)
+                raise RuntimeError("injected subscriber crash after the write")
+            return response
+
+        return wrapped
+
+
+def redeliver_to_subscriber(pipeline: LocalPipeline, rng: random.Random, count: int, log: FaultLog) -> None:
+    """SQS delivers notifications the subscriber already handled and deleted once more."""
+    for logical_id, source in pipeline.subscriber_sources.items():
+        handled = source.acknowledged_records
+        sample = rng.sample(handled, min(count, len(handled)))
+        if sample:
+            response = pipeline.subscribers[logical_id].invoke({"Records": sample})
+            log.add("notifications delivered again to the subscriber", len(sample))
+            log.add("subscriber redeliveries reported failed", len(response["batchItemFailures"]))
 
 
 @contextmanager
@@ -176,8 +215,12 @@ def redrive_transient(pipeline: LocalPipeline) -> int:
     return report.moved
 
 
-def _mode_parameters(mode: str) -> dict[str, str] | None:
-    return None if mode == "STANDARD" else {"StateMachineType": mode}
+def _mode_parameters(mode: str, source: str = "STANDARD") -> dict[str, str]:
+    # The demo subscribes the example subscriber to the topic and judges R4 on it.
+    parameters = {"DeploySubscriber": "true", **({} if mode == "STANDARD" else {"StateMachineType": mode})}
+    if source == "FIFO":  # Lambda allows no batching window with a FIFO queue
+        parameters.update(SourceQueueType="FIFO", MaximumBatchingWindowInSeconds="0")
+    return parameters
 
 
 def _check_mode(stack: LocalStack, mode: str) -> None:
@@ -208,22 +251,35 @@ def run_demo(
     rng = random.Random(options.seed)
     log = FaultLog()
     crash = CrashSwitch(log)
+    subscriber_crash = SubscriberCrash(log)
     if aws is None:
         aws = EmbeddedAws(time_scale=options.time_scale).start()
     else:
         aws.reset()
-    stack = deploy(aws.endpoint_url, parameter_overrides=_mode_parameters(options.mode))
+    stack = deploy(aws.endpoint_url, parameter_overrides=_mode_parameters(options.mode, options.source))
     _check_mode(stack, options.mode)
     # Every status change event lost (AWS delivers them best effort; Express sends none): the
     # executions stopped after Record below reach the DLQ only through the reconciler's sweep.
     loss = StatusEventLoss(fraction=1.0, seed=options.seed) if options.mode == "STANDARD" else None
     pipeline = LocalPipeline(
-        aws, stack, log_stream=log_stream or io.StringIO(), invoke_wrapper=crash.wrap, status_event_loss=loss
+        aws,
+        stack,
+        log_stream=log_stream or io.StringIO(),
+        invoke_wrapper=crash.wrap,
+        status_event_loss=loss,
+        subscriber_wrapper=subscriber_crash.wrap,
     )
     # Imported here: the fault schedules' package imports this module.
+    from onceflow.devtools.schedules.effects import EffectLog, order_violations
     from onceflow.devtools.schedules.hooks import ExecutionInterrupts
 
     interrupts = ExecutionInterrupts(stack.client("stepfunctions"))
+    # FIFO: the order of sends, dead letters, writes and notifications, for R5.
+    effects = EffectLog(
+        stack.source_queue_url.rsplit("/", 1)[-1],
+        stack.dead_letter_queue_url.rsplit("/", 1)[-1],
+        stack.order_records_table,
+    )
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
     chunks, bodies, redeliveries = _schedule(options, rng)
     total = len(bodies)
@@ -234,45 +290,56 @@ def run_demo(
 
     outage_from, outage_to = 2, 3  # chunks during which SNS is down for longer than Publish retries
     redelivery_budget = redeliveries
-    with ExitStack() as outage, interrupts.installed():
-        for index, chunk in enumerate(chunks):
-            with ExitStack() as chunk_faults:
-                if index == 1:
-                    crash.armed = True
-                if index == outage_from:
-                    outage.enter_context(_counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)"))
-                if index == outage_to + 1:
-                    outage.close()
-                if index == 4 and loss is not None:
-                    for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
-                        interrupts.arm(event_id, "Publish notification", "stop")
-                if index == 5:
-                    chunk_faults.enter_context(
-                        _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
-                    )
-                if index == 6:
-                    chunk_faults.enter_context(
-                        _counted(faults.dynamodb_transaction_conflicts(times=4), log, "DynamoDB transaction conflicts")
-                    )
-                pipeline.send(chunk)
-                pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
-            handled = pipeline.event_source.acknowledged_records
-            take = min(redelivery_budget // max(1, len(chunks) - index), len(handled))
-            if take:  # SQS redelivers messages that were already handled and deleted
-                sample = rng.sample(handled, take)
-                response = pipeline.starter.invoke({"Records": sample})
-                log.add("redeliveries of handled messages", take)
-                log.add("redeliveries reported failed", len(response["batchItemFailures"]))
-                redelivery_budget -= take
-        pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
-    if loss is not None:
-        log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
-        log.add("status change events lost", loss.lost)
+    with ExitStack() as logging_effects:
+        if options.fifo:  # the redrive below is logged too: a redriven letter goes to the end of its group
+            logging_effects.enter_context(effects.installed())
+        with ExitStack() as outage, interrupts.installed():
+            for index, chunk in enumerate(chunks):
+                with ExitStack() as chunk_faults:
+                    if index == 1:
+                        crash.armed = True
+                    if index in (2, 7):
+                        subscriber_crash.armed = True
+                    if index == outage_from:
+                        outage.enter_context(
+                            _counted(faults.sns_publish_failures(), log, "SNS outage (failed publishes)")
+                        )
+                    if index == outage_to + 1:
+                        outage.close()
+                    if index == 4 and loss is not None:
+                        for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
+                            interrupts.arm(event_id, "Publish notification", "stop")
+                    if index == 5:
+                        chunk_faults.enter_context(
+                            _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
+                        )
+                    if index == 6:
+                        chunk_faults.enter_context(
+                            _counted(
+                                faults.dynamodb_transaction_conflicts(times=4), log, "DynamoDB transaction conflicts"
+                            )
+                        )
+                    pipeline.send(chunk)
+                    pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+                # A FIFO queue hands no deleted message over again: that fault is a standard queue's only.
+                handled = [] if options.fifo else pipeline.event_source.acknowledged_records
+                take = min(redelivery_budget // max(1, len(chunks) - index), len(handled))
+                if take:  # SQS redelivers messages that were already handled and deleted
+                    sample = rng.sample(handled, take)
+                    response = pipeline.starter.invoke({"Records": sample})
+                    log.add("redeliveries of handled messages", take)
+                    log.add("redeliveries reported failed", len(response["batchItemFailures"]))
+                    redelivery_budget -= take
+                redeliver_to_subscriber(pipeline, rng, 2, log)
+            pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+        if loss is not None:
+            log.add("executions stopped after Record (an operator's StopExecution)", len(interrupts.fired))
+            log.add("status change events lost", loss.lost)
 
-    moved = redrive_transient(pipeline)
-    log.add("dead letters redriven after the outage", moved)
-    total += moved
-    pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+        moved = redrive_transient(pipeline)
+        log.add("dead letters redriven after the outage", moved)
+        total += moved
+        pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
 
     sqs = stack.client("sqs")
     dynamodb = stack.client("dynamodb")
@@ -284,7 +351,11 @@ def run_demo(
         notifications=pipeline.inbox.collect(),
         dead_letters=drain(sqs, stack.dead_letter_queue_url, delete=False),
         executions=executions,
+        subscriber=subscriber_evidence(pipeline),
     )
+    if options.fifo:
+        groups = Counter(group for group, event in {(e.group, e.event_id) for e in effects.effects if e.kind == "sent"})
+        report.verdicts.append(r5_verdict(dict(groups), len(effects.effects), order_violations(effects.effects)))
     return DemoRun(report, log, pipeline, executions)
 
 

@@ -73,9 +73,12 @@ class LocalPipeline:
         self.starter = StarterRuntime(stack, log_stream=log_stream)
         # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
         # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
+        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way.
         from starter import executions as starter_executions
+        from starter import throttling as starter_throttling
 
         starter_executions.sleep = aws.clock.sdk_sleep
+        starter_throttling.MAX_DELAY_SECONDS = round(starter_throttling.AWS_MAX_DELAY_SECONDS * aws.clock.time_scale)
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:
             self.invoker.runtimes[function.logical_id] = FunctionRuntime(
@@ -159,9 +162,13 @@ class LocalPipeline:
     def queue_depth(self, queue_url: str) -> int:
         attributes = self.sqs.get_queue_attributes(
             QueueUrl=queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",  # e.g. a throttled record re-queued with a delay
+            ],
         )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+        return sum(int(attributes.get(name, 0)) for name in attributes)
 
     def running_executions(self) -> int:
         return len(list_executions(self.sfn, self.stack.state_machine_arn, status="RUNNING"))

@@ -1,4 +1,4 @@
-"""What happened in a run, read back from the stack, and R1–R3 judged on that evidence."""
+"""What happened in a run, read back from the stack, and R1–R3 (R4 with the subscriber) judged on that evidence."""
 
 from __future__ import annotations
 
@@ -94,7 +94,10 @@ def build_report(
     notifications: list[QueuedMessage],
     dead_letters: list[QueuedMessage],
     executions: list[ExecutionResult],
+    subscriber: Any = None,
 ) -> RunReport:
+    """`subscriber` (onceflow/local/subscriber_check.py: SubscriberEvidence), when the stack has the
+    example subscriber, adds R4."""
     states = {r["event_id"]: r for r in state_records}
     rows = {r["order_id"]: r for r in business_rows}
     notified = Counter(m.attributes.get("event_id", "") for m in notifications)
@@ -168,8 +171,16 @@ def build_report(
         dead_letters_by_reason=dict(Counter(letter.error or "(no reason)" for letter in letters)),
         executions_by_path=dict(Counter(path_kind(e) for e in executions)),
         executions=len(executions),
-        verdicts=[r1, r2, r3],
+        verdicts=[r1, r2, r3, *_r4(subscriber, notifications, business_rows)],
     )
+
+
+def _r4(subscriber: Any, notifications: list[QueuedMessage], business_rows: list[dict[str, Any]]) -> list[Verdict]:
+    if subscriber is None:
+        return []
+    from onceflow.local.subscriber_check import judge_r4  # it builds on this module's Verdict
+
+    return [judge_r4(subscriber, notifications, business_rows)]
 
 
 def report_as_dict(report: RunReport) -> dict[str, Any]:
@@ -177,3 +188,18 @@ def report_as_dict(report: RunReport) -> dict[str, Any]:
     data["verdicts"] = [v.__dict__ for v in report.verdicts]
     data["passed"] = report.passed
     return json.loads(json.dumps(data))
+
+
+R5_NAME = "R5 — order within a group"
+
+
+def r5_verdict(groups: dict[str, int], effects: int, problems: list[str]) -> Verdict:
+    """R5 judged on the order the run logged (onceflow/devtools/schedules/effects.py): `groups` is
+    events per message group, `problems` what order_violations found."""
+    several = {group: n for group, n in groups.items() if n > 1}
+    evidence = (
+        f"{sum(groups.values())} events in {len(groups)} message groups ({len(several)} with several events, "
+        f"up to {max(groups.values(), default=0)}); business writes and first notifications of each group in "
+        f"the order of its messages over {effects} logged sends, dead letters, writes and notifications"
+    )
+    return Verdict(R5_NAME, not problems, evidence, problems[:20])

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from botocore.exceptions import ClientError
+
 T = TypeVar("T")
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
@@ -28,6 +30,13 @@ class ExecutionResult:
     status: str
     input: dict[str, Any]
     history: list[dict[str, Any]]
+    # DescribeExecution's answer, read when the history has no events (an embedded AWS's history
+    # budget pruned it): its dates, status, input, output, error and cause are all that is left.
+    described: dict[str, Any] | None = None
+
+    @property
+    def pruned(self) -> bool:
+        return not self.history and self.described is not None
 
     @property
     def path(self) -> list[str]:
@@ -117,12 +126,34 @@ def wait_for(sfn: Any, execution_arn: str, timeout: float = 30.0, poll: float = 
         time.sleep(poll)
 
 
+LIST_PAGE_SIZE = 1000  # ListExecutions' maxResults may be 1 to 1,000: fewest requests
+# `onceflow start` tags the local state machine with its history budget (engine/retention.py).
+HISTORY_BUDGET_TAG = "onceflow:local-history-budget"
+
+
 def list_executions(sfn: Any, state_machine_arn: str, status: str | None = None) -> list[dict[str, Any]]:
     executions: list[dict[str, Any]] = []
     filters = {"statusFilter": status} if status else {}
-    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn, **filters):
+    pages = sfn.get_paginator("list_executions").paginate(
+        stateMachineArn=state_machine_arn, PaginationConfig={"PageSize": LIST_PAGE_SIZE}, **filters
+    )
+    for page in pages:
         executions.extend(page["executions"])
     return executions
+
+
+def oldest_first(executions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(executions, key=lambda e: (e["startDate"], e["executionArn"]))
+
+
+def history_budget(sfn: Any, state_machine_arn: str) -> int | None:
+    """The embedded AWS's history budget, from the tag `onceflow start` puts on the state machine."""
+    try:
+        tags = sfn.list_tags_for_resource(resourceArn=state_machine_arn).get("tags", [])
+    except ClientError:  # a hint only: a role on AWS may not be allowed to read tags
+        return None
+    value = next((t.get("value") for t in tags if t.get("key") == HISTORY_BUDGET_TAG), None)
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def wait_for_all(sfn: Any, state_machine_arn: str, timeout: float = 60.0) -> list[ExecutionResult]:

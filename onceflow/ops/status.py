@@ -8,8 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from onceflow.ops.executions import history, list_executions
-from onceflow.ops.observe import scan
+from onceflow.ops.executions import TERMINAL, history, history_budget, list_executions, oldest_first
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
 from onceflow.ops.subscriber import SubscriberOutcome, outcomes, queue_line
@@ -33,6 +32,19 @@ class StatusReport:
     source_visible: int
     source_in_flight: int
     dead_letters: QueueView
+    history_budget: int | None = None  # what the endpoint keeps (the tag `onceflow start` puts on the state machine)
+    finished: int = 0
+
+    def histories_line(self) -> str | None:
+        """How many executions no longer have a history, and why; None when none can have lost it."""
+        if self.history_budget is None or self.finished <= self.history_budget:
+            return None
+        return (
+            f"kept for the newest {self.history_budget} finished executions (history budget, "
+            f"`onceflow start --history-budget N`): up to {self.finished - self.history_budget} older ones have none; "
+            "`onceflow trace` lists them with what DescribeExecution still knows"
+        )
+
     # The example subscriber (DeploySubscriber=true): its queues, and its outcome per shown event.
     subscriber_queues: str | None = None
     subscriber: dict[str, SubscriberOutcome] | None = None
@@ -89,23 +101,33 @@ def _line(sfn: Any, summary: dict[str, Any]) -> ExecutionLine:
     )
 
 
+def _event_statuses(dynamodb: Any, table: str) -> Counter[str]:
+    """The state table's `status` counts, reading that one attribute (a scan of every item otherwise)."""
+    counts: Counter[str] = Counter()
+    pages = dynamodb.get_paginator("scan").paginate(
+        TableName=table, ConsistentRead=True, ProjectionExpression="#s", ExpressionAttributeNames={"#s": "status"}
+    )
+    for page in pages:
+        counts.update(str(item.get("status", {}).get("S", "?")) for item in page["Items"])
+    return counts
+
+
 def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int = 100) -> StatusReport:
     sfn, sqs = stack.client("stepfunctions"), stack.client("sqs")
-    records = scan(stack.client("dynamodb"), stack.processed_events_table)
-    executions = sorted(
-        list_executions(sfn, stack.state_machine_arn), key=lambda e: (e["startDate"], e["executionArn"])
-    )
+    executions = oldest_first(list_executions(sfn, stack.state_machine_arn))
     latest = [_line(sfn, summary) for summary in executions[-last:]] if last else []
     visible, in_flight = _queue_counts(sqs, stack.source_queue_url)
     subscriber_queues = queue_line(sqs, stack.outputs)
     return StatusReport(
-        event_statuses=Counter(str(r.get("status", "?")) for r in records),
+        event_statuses=_event_statuses(stack.client("dynamodb"), stack.processed_events_table),
         execution_statuses=Counter(e["status"] for e in executions),
         execution_count=len(executions),
         latest=latest,
         source_visible=visible,
         source_in_flight=in_flight,
         dead_letters=peek(sqs, stack.dead_letter_queue_url, limit=dead_letter_sample, sfn=sfn),
+        history_budget=history_budget(sfn, stack.state_machine_arn),
+        finished=sum(1 for e in executions if e["status"] in TERMINAL),
         subscriber_queues=subscriber_queues,
         subscriber=outcomes(stack.outputs, stack.client("dynamodb"), sqs, (line.event_id for line in latest))
         if subscriber_queues is not None

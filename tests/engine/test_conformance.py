@@ -98,6 +98,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         START,
         "test_start_execution_without_a_name_names_it_with_a_uuid",
     ),
+    "sqs:sendMessage with an empty MessageBody fails with SQS.AmazonSQSException, which a Catch handles": (
+        ERRORS,
+        "test_sqs_send_message_with_an_empty_body_is_a_catchable_sqs_error",
+    ),
     "TransactWriteItems cancellations carry their reasons per item (fault injector)": (
         TRANSACT,
         "tests/engine/test_faults.py",
@@ -535,3 +539,33 @@ def test_start_execution_without_a_name_names_it_with_a_uuid(account: Account):
         assert json.loads(described["output"]) == {"name": described["name"]}
         names.append(str(uuid.UUID(described["name"])))
     assert len(set(names)) == 2
+
+
+@pytest.mark.parametrize("parameters", [{"MessageBody": ""}, {}])
+def test_sqs_send_message_with_an_empty_body_is_a_catchable_sqs_error(account: Account, parameters: dict):
+    """AWS's recording (LocalStack's error_handling/test_task_service_sqs.snapshot.json,
+    test_send_message_empty_body): error SQS.AmazonSQSException, cause "The request must contain the
+    parameter MessageBody. (Service: AmazonSQS; ... Error Code: MissingParameter; ...)", caught by the
+    state's Catch. Without the fix moto's SQS raised a Python TypeError, an uncatchable States.Runtime."""
+    queue_url = account.client("sqs").create_queue(QueueName="conformance-empty")["QueueUrl"]
+    definition = {
+        "StartAt": "Send",
+        "States": {
+            "Send": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {"QueueUrl": queue_url, **parameters},
+                "Catch": [{"ErrorEquals": ["SQS.AmazonSQSException"], "Next": "Handled"}],
+                "End": True,
+            },
+            "Handled": {"Type": "Succeed"},
+        },
+    }
+
+    result = account.run(definition, {})
+
+    assert result.status == "SUCCEEDED", "the Catch handled it"
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "SQS.AmazonSQSException"
+    assert failed["cause"].startswith("The request must contain the parameter MessageBody. (Service: AmazonSQS;")
+    assert "Error Code: MissingParameter" in failed["cause"]

@@ -25,6 +25,7 @@ MAP = "https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.htm
 CHOICE = "https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html"
 WAIT = "https://docs.aws.amazon.com/step-functions/latest/dg/state-wait.html"
 ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
+DESCRIBE_STATE_MACHINE = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeStateMachine.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
     "Arguments and Output evaluate {% %} expressions over $states.input; other strings are literals": (
@@ -62,6 +63,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "A Map over an input that is not an array fails with the input's JSON text in the cause": (
         MAP,
         "test_map_over_an_input_that_is_not_an_array_fails",
+    ),
+    "DescribeStateMachine answers variableReferences: the variables each state reads": (
+        DESCRIBE_STATE_MACHINE,
+        "test_describe_state_machine_lists_variable_references",
     ),
     "A Catch's Output and Assign read $states.errorOutput": (ERRORS, "test_catch_reads_the_error_output"),
     "Wait Seconds takes a JSONata expression": (WAIT, "test_wait_seconds_takes_jsonata"),
@@ -385,6 +390,34 @@ def test_map_over_an_input_that_is_not_an_array_fails(account: Account, items: A
         (7, 6, "ExecutionFailed"),
     ]
     assert failed_event(result) == {"error": "States.QueryEvaluationError", "cause": cause}
+
+
+def test_describe_state_machine_lists_variable_references(account: Account):
+    """LocalStack's test_sfn_api_variable_references recordings (`BASE_REFERENCE_IN_CHOICE`,
+    `BASE_REFERENCE_IN_FAIL`): per state, the variables its JSONPath references read, sorted; a
+    state that reads none is absent, and so is the field when no state reads any."""
+    definition = {
+        "StartAt": "Init",
+        "States": {
+            "Init": {"Type": "Pass", "Assign": {"answer": 42, "guess": 41}, "Next": "CheckAnswer"},
+            "CheckAnswer": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$guess", "NumericEqualsPath": "$answer", "Next": "Done"}],
+                "Default": "Fail",
+            },
+            "Fail": {"Type": "Fail", "ErrorPath": "$answer", "CausePath": "$guess"},
+            "Done": {"Type": "Succeed"},
+        },
+    }
+    sfn = account.sfn
+
+    described = sfn.describe_state_machine(stateMachineArn=account.state_machine(definition))
+    plain = sfn.describe_state_machine(
+        stateMachineArn=account.state_machine(_jsonata({"P": {"Type": "Pass", "End": True}}))
+    )
+
+    assert described["variableReferences"] == {"CheckAnswer": ["answer", "guess"], "Fail": ["answer", "guess"]}
+    assert "variableReferences" not in plain
 
 
 def test_catch_reads_the_error_output(account: Account):

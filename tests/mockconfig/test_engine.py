@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from onceflow.local.embedded import ACCOUNT_ID
 from onceflow.local.mocking import SFN_MOCK_CONFIG, load_mock_config
 from onceflow.local.stack import client
 from onceflow.ops.executions import list_executions, wait_for
@@ -164,3 +165,45 @@ def test_running_out_of_mocked_responses_fails_the_execution_unhandled(mock_stac
     assert result.attempts(PUBLISH) == 2, "the exhausted invocation is not retried"
     assert DEAD_LETTER not in result.path, "nor caught by the States.ALL Catch"
     assert result.error == "States.Runtime"
+
+
+def test_running_out_of_mocked_responses_of_a_bare_lambda_arn_is_a_runtime_error(mocking_engine, tmp_path, monkeypatch):
+    """The same for a Task whose Resource is a bare Lambda function ARN (Step Functions Local: the
+    execution fails): moto's Lambda integration named the exhausted-mock Python exception
+    `Exception`, which a States.ALL Retry retried and a States.ALL Catch caught."""
+    mocking_engine.reset()
+    name = "bare-lambda-mocks"
+    definition = {
+        "StartAt": "Call",
+        "States": {
+            "Call": {
+                "Type": "Task",
+                "Resource": f"arn:aws:lambda:us-east-1:{ACCOUNT_ID}:function:anything",
+                "Retry": [
+                    {"ErrorEquals": ["Boom"], "MaxAttempts": 1, "IntervalSeconds": 1},
+                    {"ErrorEquals": ["States.ALL"], "MaxAttempts": 3, "IntervalSeconds": 1},
+                ],
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Succeed"},
+        },
+    }
+    config = {
+        "StateMachines": {name: {"TestCases": {"OneAnswer": {"Call": "OneBoom"}}}},
+        "MockedResponses": {"OneBoom": {"0": {"Throw": {"Error": "Boom", "Cause": "mocked"}}}},
+    }
+    path = tmp_path / "MockConfigFile.json"
+    path.write_text(json.dumps(config))
+    monkeypatch.setenv(SFN_MOCK_CONFIG, str(path))
+    sfn = client(mocking_engine.endpoint_url, "stepfunctions")
+    arn = sfn.create_state_machine(
+        name=name, definition=json.dumps(definition), roleArn=f"arn:aws:iam::{ACCOUNT_ID}:role/mocks"
+    )["stateMachineArn"]
+
+    execution = sfn.start_execution(stateMachineArn=f"{arn}#OneAnswer", name="exhausted", input="{}")
+    result = wait_for(sfn, execution["executionArn"], timeout=30)
+
+    assert result.status == "FAILED" and result.error == "States.Runtime"
+    failed = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed == ["Boom", "States.Runtime"], "the exhausted invocation is neither retried nor caught"

@@ -11,6 +11,7 @@ import pytest
 
 from onceflow.local.faults import sqs_send_failures
 from onceflow.local.safety_net import DETAIL_TYPE, SOURCE, status_change_detail
+from onceflow.ops.executions import wait_for_all
 from onceflow.ops.observe import drain
 from onceflow.ops.redrive import main, redrive
 from onceflow_common import dead_letters
@@ -346,3 +347,26 @@ def test_a_redriven_message_the_starter_dead_letters_again_keeps_its_count_and_f
     assert "1 had been redriven before (up to 1 times): a redrive loop?" in again.summary()
     [letter] = drain(sqs, stack.dead_letter_queue_url)
     assert letter.attributes[dead_letters.FIRST_DEAD_LETTER] == "starter: Onceflow.InvalidMessage"
+
+
+def test_a_redriven_message_the_workflow_dead_letters_again_keeps_counting(stack, event_source):
+    """A payload conflict redriven unchanged conflicts again: the starter puts the message's redrive
+    count in the execution input and the ASL's dead-letter state writes it, so the next redrive
+    counts on and warns of a loop (before, the workflow's dead letter started again at 0)."""
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    for amount in (10, 99):  # the same order id with another payload: a conflict
+        sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-c", amount=amount)))
+        event_source.run_until_empty()
+        wait_for_all(sfn, stack.state_machine_arn)
+    first = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=False, limit=None)
+    assert [(i.source, i.error, i.redrive_count) for i in first.items] == [
+        ("state-machine", "Onceflow.PayloadConflict", 0)
+    ]
+    event_source.run_until_empty()
+    wait_for_all(sfn, stack.state_machine_arn)
+
+    again = redrive(sqs, stack.dead_letter_queue_url, stack.source_queue_url, dry_run=True, limit=None)
+
+    [item] = again.items
+    assert (item.source, item.error, item.redrive_count) == ("state-machine", "Onceflow.PayloadConflict", 1)
+    assert "1 had been redriven before (up to 1 times): a redrive loop?" in again.summary()

@@ -18,18 +18,21 @@ from onceflow.devtools.schedules import (
     FAULTS,
     INTERRUPTIBLE_STATES,
     CrashStarter,
+    CrashSubscriber,
     Expire,
     Interrupt,
     Open,
     Process,
     Recover,
     Redeliver,
+    RedeliverNotification,
     Schedule,
     Send,
     SendConflict,
     SendPoison,
     Step,
 )
+from onceflow.devtools.schedules.model import SUBSCRIBER_CRASHES
 
 MAX_PHASES = 3
 events = st.integers(min_value=0, max_value=2)
@@ -37,6 +40,8 @@ events = st.integers(min_value=0, max_value=2)
 sends = st.builds(Send, event=events, copies=st.integers(min_value=1, max_value=3))
 redeliveries = st.builds(Redeliver, pick=st.integers(min_value=0, max_value=20))
 starter_crashes = st.builds(CrashStarter, after_starts=st.integers(min_value=0, max_value=4))
+subscriber_crashes = st.builds(CrashSubscriber, where=st.sampled_from(SUBSCRIBER_CRASHES))
+notification_redeliveries = st.builds(RedeliverNotification, pick=st.integers(min_value=0, max_value=20))
 EXPRESS_FAULTS = tuple(fault for fault in FAULTS if fault != "status_events_lost")
 
 
@@ -55,7 +60,9 @@ expiries = st.just(Expire())
 conflicts = st.builds(SendConflict, event=events)
 poison = st.builds(SendPoison, poison=st.integers(min_value=0, max_value=5))
 
-deliveries: st.SearchStrategy[Step] = st.one_of(sends, sends, redeliveries, conflicts, poison)
+deliveries: st.SearchStrategy[Step] = st.one_of(
+    sends, sends, redeliveries, conflicts, poison, notification_redeliveries
+)
 
 
 @st.composite
@@ -72,7 +79,9 @@ def phases(draw: st.DrawFn, express: bool = False) -> list[Step]:
         state=st.sampled_from(INTERRUPTIBLE_STATES),
         how=st.just("timeout") if express else st.sampled_from(["stop", "timeout"]),
     )
-    armed = draw(st.lists(st.one_of(interrupts, windows(express), starter_crashes, expiries), max_size=2))
+    armed = draw(
+        st.lists(st.one_of(interrupts, windows(express), starter_crashes, subscriber_crashes, expiries), max_size=2)
+    )
     ending = draw(st.sampled_from([(Process(),), (Process(), Recover())]))
     return [*armed, *delivered, *ending]
 

@@ -6,6 +6,7 @@ Each case breaks one guarantee on purpose and runs an explicit schedule that dep
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -19,8 +20,8 @@ from tests.properties.test_schedules import EXPLICIT
 def _deploy_with(change):
     original = runner.deploy
 
-    def deploy(endpoint_url: str) -> LocalStack:
-        stack = original(endpoint_url)
+    def deploy(endpoint_url: str, **kwargs: Any) -> LocalStack:
+        stack = original(endpoint_url, **kwargs)
         sfn = stack.client("stepfunctions")
         definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
         change(definition["States"])

@@ -9,6 +9,7 @@ execution that was still running when a sweep saved its checkpoint.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import threading
@@ -145,3 +146,33 @@ def _clock_ahead(monkeypatch: pytest.MonkeyPatch, by: timedelta) -> None:
     reconcile = sys.modules["reconciler.reconcile"]
     ahead = types.SimpleNamespace(time=lambda: time.time() + by.total_seconds(), monotonic=time.monotonic)
     monkeypatch.setattr(reconcile, "time", ahead)
+
+
+def test_a_redriven_message_the_reconciler_dead_letters_keeps_its_redrive_count(stack, reconciler, interrupts):
+    """The count a redrive gave the message travels in the execution input (`message.redrive_count`)
+    to the reconciler's dead letter, as to the workflow's own: a redrive loop through an operator's
+    stop, a timeout or a lost status event still shows."""
+    from onceflow.local.event_source import SqsEventSource
+    from onceflow.local.function_runtime import StarterRuntime
+    from onceflow.ops.executions import wait_for_all
+    from onceflow.ops.redrive import REDRIVE_COUNT, read_dead_letter
+
+    interrupts.arm("order-again", "Publish notification", "stop")
+    sqs = stack.client("sqs")
+    sqs.send_message(
+        QueueUrl=stack.source_queue_url,
+        MessageBody=json.dumps(order("order-again")),
+        MessageAttributes={REDRIVE_COUNT: {"DataType": "Number", "StringValue": "2"}},  # as a redrive sends it
+    )
+    starter = StarterRuntime(stack, log_stream=io.StringIO())
+    SqsEventSource(sqs, stack.source_queue_url, stack.event_source, starter.invoke).run_until_empty()
+    [stopped] = wait_for_all(stack.client("stepfunctions"), stack.state_machine_arn)
+    assert [f.event_id for f in interrupts.fired] == ["order-again"] and stopped.status == "ABORTED"
+
+    assert reconciler.sweep()["dead_lettered"] == [stopped.arn]
+
+    [message] = sqs.receive_message(
+        QueueUrl=stack.dead_letter_queue_url, MessageAttributeNames=["All"], MaxNumberOfMessages=1
+    )["Messages"]
+    letter = read_dead_letter(message)
+    assert (letter.source, letter.redrive_count) == ("reconciler", 2)

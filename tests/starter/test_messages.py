@@ -33,7 +33,7 @@ def test_valid_order_becomes_execution_input():
     assert document["payload_hash"] == event.payload_hash == payload_hash(order("order-1"))
     assert document["received_at"] == "2026-09-21T14:13:20.000Z"  # the SQS send time of SENT_MS
     assert document["ttl"] == SENT_MS // 1000 + 35 * 86_400
-    assert document["message"] == {"id": "message-1", "body": json.dumps(order("order-1"))}
+    assert document["message"] == {"id": "message-1", "body": json.dumps(order("order-1")), "redrive_count": "0"}
     assert document["pending_shard"] == shard_for("order-1")
     assert set(document) == {"event_id", "payload_hash", "payload", "received_at", "ttl", "pending_shard", "message"}
 
@@ -205,3 +205,12 @@ def test_the_bound_is_exact_to_the_byte():
     )
     with pytest.raises(InvalidMessage, match="max_state_size"):
         parse(json.dumps(order("o-edge", note="x" * (fits + 1))))
+
+
+def test_a_redriven_record_carries_its_redrive_count_into_the_input():
+    """The workflow's dead letter writes `message.redrive_count` back as `onceflow_redrive_count`."""
+    record = sqs_record(order("order-1"), message_id="m-1")
+    record["messageAttributes"] = {"onceflow_redrive_count": {"stringValue": "3", "dataType": "Number"}}
+    assert json.loads(parse_record(record, starter_settings()).execution_input)["message"]["redrive_count"] == "3"
+    record["messageAttributes"]["onceflow_redrive_count"]["stringValue"] = "not a count"
+    assert json.loads(parse_record(record, starter_settings()).execution_input)["message"]["redrive_count"] == "0"

@@ -74,7 +74,8 @@ def assert_dead_lettered(
     assert message.attributes["execution_arn"] == result.arn
     assert message.attributes["source"] == "state-machine"
     assert message.attributes["source_message_id"] == result.input["message"]["id"]
-    assert set(message.attributes) <= dead_letter_attributes.REASON_ATTRIBUTES
+    assert set(message.attributes) <= dead_letter_attributes.WRITTEN_ATTRIBUTES
+    assert message.attributes[dead_letter_attributes.REDRIVE_COUNT] == result.input["message"]["redrive_count"]
     cause = message.attributes["cause"]
     assert not cause.startswith("{"), "the cause is the plain Cause text, not a JSON document"
     return DeadLetter(body=message.body, cause=cause)

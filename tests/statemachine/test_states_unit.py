@@ -81,7 +81,7 @@ INPUT = {
     "received_at": "2026-12-01T08:00:00.000Z",
     "ttl": 1767254400,
     "pending_shard": "07",
-    "message": {"id": "11111111-2222-3333-4444-555555555555", "body": BODY},
+    "message": {"id": "11111111-2222-3333-4444-555555555555", "body": BODY, "redrive_count": "0"},
 }
 OTHER_HASH = "b" * 64
 
@@ -448,7 +448,8 @@ def test_dead_letter_sends_the_original_body_with_the_reason_attributes(run: Run
     assert sent["QueueUrl"] == SUBSTITUTIONS["DeadLetterQueueUrl"]
     assert sent["MessageBody"] == BODY  # the original SQS body, byte for byte
     attributes = {name: value["StringValue"] for name, value in sent["MessageAttributes"].items()}
-    assert set(attributes) <= dead_letters.REASON_ATTRIBUTES
+    assert set(attributes) <= dead_letters.WRITTEN_ATTRIBUTES
+    assert attributes[dead_letters.REDRIVE_COUNT] == INPUT["message"]["redrive_count"]
     assert attributes[dead_letters.ERROR] == "SNS.NotFoundException"
     assert attributes[dead_letters.CAUSE] == "Topic does not exist"  # plain text, not JSON
     assert attributes[dead_letters.SOURCE] == dead_letters.FROM_STATE_MACHINE

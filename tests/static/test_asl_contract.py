@@ -113,8 +113,11 @@ def test_dead_letter_attributes_are_the_shared_names(states):
         dead_letters.EVENT_ID,
         dead_letters.EXECUTION_ARN,
         dead_letters.SOURCE_MESSAGE_ID,
+        dead_letters.REDRIVE_COUNT,
     }
-    assert set(attributes) <= dead_letters.REASON_ATTRIBUTES
+    assert set(attributes) <= dead_letters.WRITTEN_ATTRIBUTES
+    # A redriven message's count goes on (the starter puts it in the input, "0" if never redriven).
+    assert attributes[dead_letters.REDRIVE_COUNT] == {"DataType": "Number", "StringValue.$": "$.message.redrive_count"}
     assert attributes[dead_letters.SOURCE]["StringValue"] == dead_letters.FROM_STATE_MACHINE
     assert attributes[dead_letters.CAUSE]["StringValue.$"] == "$.error.Cause", "plain Cause text, not JSON"
     assert states[DEAD_LETTER]["Parameters"]["MessageBody.$"] == "$.message.body", "the original SQS body"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from onceflow.ops.executions import ExecutionResult
-from tests.trace.histories import History
+from tests.trace.histories import ARN_PREFIX, History
 
 DEFINITION_PATH = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
 RECORD, LOOK_UP, LEFT = "Record event and order", "Look up earlier record", "What is left to do?"
@@ -19,8 +20,11 @@ def definition() -> dict[str, Any]:
     return json.loads(DEFINITION_PATH.read_text())
 
 
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
 def _one(i: int, rng: random.Random) -> ExecutionResult:
-    h = History()
+    h = History(START + timedelta(seconds=i))  # one a second: the list's order and time filter mean something
     name = f"order-{i:05d}-{rng.getrandbits(32):08x}"
     kind = rng.random()
     if kind < 0.70:  # new: recorded, published (sometimes after retries), marked sent
@@ -42,3 +46,28 @@ def _one(i: int, rng: random.Random) -> ExecutionResult:
 def executions(count: int, seed: int = 5) -> list[ExecutionResult]:
     rng = random.Random(seed)
     return [_one(i, rng) for i in range(count)]
+
+
+def pruned(count: int, first: int = 0) -> list[ExecutionResult]:
+    """Executions whose history a history budget pruned, as collect() reads them: no events, and
+    DescribeExecution's answer (dates, status, input, output or error)."""
+    results = []
+    for i in range(first, first + count):
+        name, started = f"order-{i:05d}-pruned", START + timedelta(seconds=i)
+        failed = i % 20 == 0
+        described: dict[str, Any] = {
+            "executionArn": ARN_PREFIX + name,
+            "name": name,
+            "status": "FAILED" if failed else "SUCCEEDED",
+            "startDate": started,
+            "stopDate": started + timedelta(milliseconds=40),
+            "input": json.dumps({"event_id": f"order-{i:05d}"}),
+        }
+        if failed:
+            described |= {"error": "Onceflow.DeadLettered", "cause": "sent to the dead-letter queue"}
+        else:
+            described["output"] = json.dumps({"status": "sent"})
+        results.append(
+            ExecutionResult(ARN_PREFIX + name, name, described["status"], {"event_id": f"order-{i:05d}"}, [], described)
+        )
+    return results

@@ -104,6 +104,9 @@ class _Reader(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.in_data:
             self.page.data = json.loads(data)
+            for execution in self.page.data.get("executions", []):  # as the page's script does
+                for key, default in self.page.data.get("defaults", {}).items():
+                    execution.setdefault(key, default)
             return
         self.page.text.append(data)
         if self.cell is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,7 +15,9 @@ from typing import Any
 import pytest
 
 from onceflow.devtools.trace import collect_executions, write_trace
+from onceflow.devtools.trace.collect import collect
 from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.engine.retention import Retention
 from onceflow.local.faults import sns_publish_failures
 from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import ExecutionResult, stop_running
@@ -23,6 +27,7 @@ from tests.trace.page_reader import TracePage, external_references, read_page
 
 @dataclass
 class Run:
+    aws: EmbeddedAws
     stack: LocalStack
     definition: dict[str, Any]
     results: dict[str, ExecutionResult]
@@ -49,8 +54,12 @@ def run(embedded_aws: EmbeddedAws, tmp_path_factory: pytest.TempPathFactory) -> 
     definition = json.loads(stack.definition_path.read_text())
     collected = collect_executions(stack.client("stepfunctions"), stack.state_machine_arn)
     path = write_trace(definition, collected, tmp_path_factory.mktemp("trace") / "trace.html")
-    yield Run(stack, definition, results, path, read_page(path))
+    yield Run(embedded_aws, stack, definition, results, path, read_page(path))
     stop_running(stack.client("stepfunctions"), [stack.state_machine_arn])
+
+
+def embedded_lock(run: Run) -> threading.RLock:
+    return run.aws.lock  # pruning runs under the request lock, as after a request
 
 
 def _entered(result: ExecutionResult) -> list[str]:
@@ -187,3 +196,35 @@ def test_a_chosen_execution_is_shown_instead(run: Run, tmp_path: Path) -> None:
 def test_page_needs_no_network(run: Run) -> None:
     assert external_references(run.page.html) == []
     assert "<script>" in run.page.html and "<style>" in run.page.html
+
+
+def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run, tmp_path: Path) -> None:
+    """Last in this module: it prunes the run's two oldest histories for good (engine/retention.py,
+    the budget `onceflow start --history-budget` sets). The pruned keep their dates, status, input
+    and error (DescribeExecution); the page counts them in no path, and says how many and why."""
+    sfn = run.stack.client("stepfunctions")
+    with embedded_lock(run):
+        assert Retention(max_histories=2).prune() == 2
+    collected = collect(sfn, run.stack.state_machine_arn)
+    pruned = [r for r in collected.executions if r.pruned]
+    assert [r.name for r in pruned] == [run.results["new"].name, run.results["redelivery"].name]
+    for result in pruned:
+        described = sfn.describe_execution(executionArn=result.arn)
+        assert result.history == [] and result.input == json.loads(described["input"])
+        assert result.described["startDate"] == described["startDate"]
+        assert result.described["stopDate"] == described["stopDate"]
+    page = read_page(write_trace(run.definition, collected.executions, tmp_path / "t.html", history_budget=2))
+    drawn = {e["name"]: e for e in page.data["executions"]}
+    new = drawn[run.results["new"].name]
+    assert (new["pruned"], new["steps"], new["events"], new["path"]) == (True, [], [], -1)
+    assert new["event_id"] == "order-1" and new["status"] == "SUCCEEDED" and new["started"] != "—"
+    start = next(s for s in page.states if s["data-state"] == "__start__")
+    assert start["data-executions"] == "2"  # the two with a history; the chip still counts all four
+    assert 'data-status="SUCCEEDED" data-count="3"' in page.html
+    assert "2 of 4 executions have no history" in page.ids["pruned-note"]
+    assert "newest 2 finished executions" in page.ids["pruned-note"]
+    paths = page.html[
+        page.html.index('<table id="paths">') : page.html.index("</table>", page.html.index('<table id="paths">'))
+    ]
+    counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', paths)]
+    assert sum(counts) == 2  # the paths table counts no pruned execution

@@ -16,7 +16,8 @@ from onceflow.devtools.trace.graph import START_ID, build_graph
 from onceflow.devtools.trace.layout import Box, _isotonic, layout
 from onceflow.devtools.trace.page import pick_selected
 from onceflow.devtools.trace.walk import trace_execution
-from tests.trace.histories import History
+from onceflow.ops.executions import ExecutionResult
+from tests.trace.histories import ARN_PREFIX, History
 from tests.trace.page_reader import external_references, read_page
 
 SAY = 'Say "hi" <script>alert(1)</script> & bye'
@@ -226,9 +227,54 @@ def test_states_inside_a_parallel_are_not_steps(tmp_path: Path) -> None:
     assert json.loads(page.state("Fan out")["data-errors"]) == {"Boom": 1}
 
 
-def test_inputs_and_outputs_are_kept_for_the_selected_and_the_most_interesting(tmp_path: Path) -> None:
-    write_trace(DEFINITION, _executions(), tmp_path / "t.html", "skipped", detail_limit=1)
+def test_inputs_and_outputs_are_kept_for_one_of_every_path_and_error_and_the_selected(tmp_path: Path) -> None:
+    again = History().state("Check", "Choice").state("Work", "Task", None).state("Done", "Succeed").succeed()
+    executions = [*_executions(), again.result("ok-again")]
+    write_trace(DEFINITION, executions, tmp_path / "t.html", "skipped", detail_limit=1)
     page = read_page(tmp_path / "t.html")
-    detailed = [(e["name"], e["detailed"], all(len(step) == 9 for step in e["steps"])) for e in page.data["executions"]]
-    assert detailed == [("ok", False, False), ("caught", True, True), ("skipped", True, True), ("odd", False, False)]
+    detailed = {e["name"]: (e["detailed"], all(len(step) == 9 for step in e["steps"])) for e in page.data["executions"]}
+    # four paths, one error (Boom, GaveUp): one of each path is detailed, the second "ok" path is not
+    assert detailed == {
+        "ok": (True, True),
+        "caught": (True, True),
+        "skipped": (True, True),
+        "odd": (True, True),
+        "ok-again": (False, False),
+    }
     assert page.shown.attrs["data-name"] == "skipped"
+    left_out = next(e for e in page.data["executions"] if e["name"] == "ok-again")
+    assert left_out["input"] is None and left_out["events"] and all(len(event) <= 4 for event in left_out["events"])
+
+
+def _pruned(name: str, status: str, error: str | None = None) -> ExecutionResult:
+    described = {
+        "executionArn": ARN_PREFIX + name,
+        "name": name,
+        "status": status,
+        "startDate": datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC),
+        "stopDate": datetime(2026, 1, 1, 0, 0, 2, tzinfo=UTC),
+        "input": json.dumps({"event_id": name}),
+    }
+    if error:
+        described |= {"error": error, "cause": "it failed long ago"}
+    return ExecutionResult(ARN_PREFIX + name, name, status, {"event_id": name}, [], described=described)
+
+
+def test_pruned_executions_are_counted_apart_and_said_why(tmp_path: Path) -> None:
+    executions = [_pruned("old-1", "SUCCEEDED"), _pruned("old-2", "FAILED", "GaveUp"), *_executions()]
+    page = read_page(write_trace(DEFINITION, executions, tmp_path / "t.html", history_budget=4))
+    assert "2 without history" in page.ids["pruned-chip"]
+    note = page.ids["pruned-note"]
+    assert "2 of 6 executions have no history" in note and "newest 4 finished executions" in note
+    assert "--history-budget" in note and "counted in no path" in note
+    assert page.state(START_ID)["data-executions"] == "4"
+    assert 'data-status="FAILED" data-count="2"' in page.html  # the pruned failure is still a FAILED execution
+    old = next(e for e in page.data["executions"] if e["name"] == "old-2")
+    assert (old["pruned"], old["path"], old["error"], old["started"]) == (
+        True,
+        -1,
+        "GaveUp",
+        "2026-01-01T00:00:01.000+00:00",
+    )
+    assert old["errors"] == ["GaveUp"] and old["detailed"]  # the only pruned FAILED one: its input is on the page
+    assert '<option value="-1">no history (pruned)</option>' in page.html

@@ -28,6 +28,8 @@ REASON_ATTRIBUTES = frozenset({ERROR, CAUSE, FIELD, RULE, SOURCE, SOURCE_MESSAGE
 # carries both over (`carried_provenance`), so the count goes on and a redrive loop shows.
 REDRIVE_COUNT = "onceflow_redrive_count"
 FIRST_DEAD_LETTER = "onceflow_first_dead_letter"
+# Every attribute a writer may put on a dead letter.
+WRITTEN_ATTRIBUTES = REASON_ATTRIBUTES | {REDRIVE_COUNT, FIRST_DEAD_LETTER}
 
 # Who wrote the dead letter (the `source` attribute). A message SQS moved by the redrive policy has none.
 FROM_STARTER = "starter"
@@ -73,6 +75,13 @@ def carried_provenance(message_attributes: Mapping[str, Any] | None) -> dict[str
         if isinstance(value, str) and value:
             carried[name] = {"DataType": data_type, "StringValue": value}
     return carried
+
+
+def redrive_count_of(message_attributes: Mapping[str, Any] | None) -> str:
+    """How often an SQS record (Lambda's event shape) was redriven, "0" if never: the count the
+    starter puts in the execution input (`message.redrive_count`) for the workflow's dead letter."""
+    value = ((message_attributes or {}).get(REDRIVE_COUNT) or {}).get("stringValue")
+    return value if isinstance(value, str) and value.isascii() and value.isdigit() else "0"
 
 
 def reason_attributes(

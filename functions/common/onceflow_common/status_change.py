@@ -61,6 +61,17 @@ def group_of(execution_input: str | None) -> str | None:
     return group if isinstance(group, str) and group else None
 
 
+def redrive_count_in(execution_input: str | None) -> str | None:
+    """How often the execution's message had been redriven (`message.redrive_count`), or None."""
+    if not isinstance(execution_input, str):
+        return None
+    try:
+        count = json.loads(execution_input).get("message", {}).get("redrive_count")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return count if isinstance(count, str) and count.isdigit() else None
+
+
 def event_id_of(execution_input: str | None) -> str | None:
     """The event_id the starter put in an execution input, or None."""
     if not isinstance(execution_input, str):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from onceflow_common import dead_letters
-from onceflow_common.status_change import EndedExecution, event_id_of, group_of, original_body
+from onceflow_common.status_change import EndedExecution, event_id_of, group_of, original_body, redrive_count_in
 
 # SQS allows 256 KiB per message, attributes included: the cause is a summary, not a dump.
 MAX_CAUSE_CHARACTERS = 4096
@@ -39,6 +39,9 @@ def send(sqs: Any, queue_url: str, execution: EndedExecution, reason: Reason) ->
         execution_arn=execution.execution_arn,
         event_id=event_id_of(execution.input) or None,
     )
+    count = redrive_count_in(execution.input)
+    if count is not None:  # a redriven message's count goes on
+        attributes[dead_letters.REDRIVE_COUNT] = {"DataType": "Number", "StringValue": count}
     # FIFO: the execution's message group; keyed by the execution, as the starter keys its letter
     # of the same ended execution, so SQS keeps one of the two within its five-minute window.
     fifo = dead_letters.fifo_fields(queue_url, group_of(execution.input), execution.execution_arn)

@@ -1,13 +1,14 @@
 """Parse and validate one SQS record into the state machine's execution input.
 
 Every rejection is an `InvalidMessage` naming the message, the field and the rule it broke.
-The execution input depends only on the record (body, message id, SQS send time), so a
-redelivered message reproduces it exactly.
+The execution input depends only on the record (body, message id, SQS send time, a redrive's
+count), so a redelivered message reproduces it exactly.
 
 The input contract (statemachine/pipeline.asl.json reads it): event_id, payload_hash, payload,
 received_at (the SQS send time), ttl (send time + RecordRetentionDays; the workflow writes it
 only when the event is marked sent), pending_shard (the sparse pending index's shard), and
-message {id, body} (the original body, for dead letters and redrives; with a FIFO source also
+message {id, body, redrive_count} (the original body, for dead letters and redrives, and how often
+it was redriven, which the workflow's dead letter carries on; with a FIFO source also
 group_id, the record's MessageGroupId).
 """
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import jmespath
 from jmespath.exceptions import JMESPathError
 
+from onceflow_common import dead_letters
 from onceflow_common.pending import shard_for
 from starter import jsontext
 from starter.formats import FormatRejection
@@ -158,7 +160,12 @@ def _iso(epoch_ms: int) -> str:
 def _message(record: dict[str, Any], body_text: str, settings: Settings) -> dict[str, str]:
     """The original message, for dead letters and redrives; a FIFO source's keeps its group, which
     the workflow's FIFO dead-letter queue needs (and a redrive puts it back in)."""
-    message = {"id": record["messageId"], "body": body_text}
+    message = {
+        "id": record["messageId"],
+        "body": body_text,
+        # A redriven message's count goes on in the workflow's dead letter (the ASL writes it).
+        "redrive_count": dead_letters.redrive_count_of(record.get("messageAttributes")),
+    }
     if settings.fifo:
         message["group_id"] = str((record.get("attributes") or {}).get("MessageGroupId") or "")
     return message

@@ -35,7 +35,8 @@ THROTTLING_ERRORS = {"ThrottlingException", "Throttling", "TooManyRequestsExcept
 FIRST_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.05, 2.0
 # A re-queued message waits 2, 4, ... seconds before SQS delivers it, at most SQS's 900 s.
 REQUEUES_ATTRIBUTE = "onceflow-throttled-requeues"
-MAX_DELAY_SECONDS = 900
+AWS_MAX_DELAY_SECONDS = 900  # SQS's largest DelaySeconds
+MAX_DELAY_SECONDS = AWS_MAX_DELAY_SECONDS
 
 T = TypeVar("T")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from onceflow.local.embedded import REGION, EmbeddedAws
 from onceflow.local.engine import sync_execution
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
+from onceflow.local.pipeline import message_group_of
 from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import ExecutionResult, list_executions, wait_for, wait_for_all
 
@@ -152,7 +154,12 @@ class Bench:
     def deliver(self, body: dict[str, Any]) -> None:
         """The producer sends the body; the event source hands it to the starter; every execution ends."""
         assert self.stack is not None and self.source is not None, "fresh() first"
-        self.producer.send_message(QueueUrl=self.stack.source_queue_url, MessageBody=json.dumps(body))
+        fifo = (
+            {"MessageGroupId": message_group_of(json.dumps(body)), "MessageDeduplicationId": uuid.uuid4().hex}
+            if self.stack.fifo
+            else {}
+        )
+        self.producer.send_message(QueueUrl=self.stack.source_queue_url, MessageBody=json.dumps(body), **fifo)
         self.source.run_until_empty(timeout=60)
         wait_for_all(self.sfn, self.stack.state_machine_arn, timeout=60)
 

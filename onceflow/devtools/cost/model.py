@@ -98,6 +98,21 @@ def _sqs_requests(measurement: Measurement, settings: CostSettings, prices: Pric
     return event_source + sum(chunks(c.request_bytes) for c in sends if c.caller in (PRODUCER, STARTER, WORKFLOW))
 
 
+def fifo_wait_ms(duration_ms: float, prices: Prices) -> tuple[float, int]:
+    """FIFO STANDARD: how long the starter waits for an execution of `duration_ms`, and how many
+    DescribeExecution calls that takes, on the starter's poll schedule (starter/executions.py)."""
+    from starter.executions import FIRST_POLL_SECONDS, MAX_POLL_SECONDS, POLL_GROWTH
+
+    latency = prices.assumptions.aws_call_ms["stepfunctions"]
+    waited, delay, polls = 0.0, FIRST_POLL_SECONDS * 1000, 0
+    while True:
+        waited += delay + latency
+        polls += 1
+        if waited >= duration_ms:
+            return waited, polls
+        delay = min(delay * POLL_GROWTH, MAX_POLL_SECONDS * 1000)
+
+
 def usage(measurement: Measurement, settings: CostSettings, prices: Prices, mode: str, floor: bool = False) -> Usage:
     assumed = prices.assumptions
     billed = [c for c in measurement.calls if c.caller in (PRODUCER, STARTER, WORKFLOW)]
@@ -112,6 +127,11 @@ def usage(measurement: Measurement, settings: CostSettings, prices: Prices, mode
     ]
     if floor:
         lambda_ms = per_record + _ms([c for c in starter + workflow if c.service != "stepfunctions"], prices)
+    elif settings.fifo and mode == "STANDARD":
+        # The starter waits for each execution, polling DescribeExecution on its own schedule: the
+        # polls an execution of that stated duration takes on AWS, not those the engine's speed made.
+        not_polls = [c for c in starter if c.action != "DescribeExecution"]
+        lambda_ms = per_record + _ms(not_polls, prices) + sum(fifo_wait_ms(d, prices)[0] for d in durations)
     else:
         lambda_ms = per_record + _ms(starter, prices) + (sum(durations) if mode == "EXPRESS" else 0.0)
     workflow_logs = sum(
@@ -151,7 +171,7 @@ def cost(used: Usage, settings: CostSettings, prices: Prices, mode: str | None) 
             "DynamoDB": used.write_units * prices["dynamodb_on_demand_per_write_unit"]
             + used.read_units * prices["dynamodb_on_demand_per_read_unit"],
             "SNS": used.sns_requests * prices["sns_per_publish"],
-            "SQS": used.sqs_requests * prices["sqs_per_request"],
+            "SQS": used.sqs_requests * prices["sqs_fifo_per_request" if settings.fifo else "sqs_per_request"],
             "Lambda": used.lambda_invocations * prices["lambda_per_request"]
             + lambda_gb_seconds * prices.lambda_per_gb_second(settings.architecture),
             "CloudWatch Logs": (used.workflow_log_bytes + used.lambda_log_bytes)

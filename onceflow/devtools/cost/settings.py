@@ -24,6 +24,11 @@ class CostSettings:
     state_machine_type: str
     log_level: str
     include_execution_data: bool
+    source_queue_type: str = "STANDARD"  # FIFO: FIFO request prices; a STANDARD workflow is waited for
+
+    @property
+    def fifo(self) -> bool:
+        return self.source_queue_type == "FIFO"
 
 
 @dataclass(frozen=True)
@@ -78,4 +83,5 @@ def read_settings(template_path: Path, parameters: dict[str, str] | None = None)
         state_machine_type=str(machine.get("StateMachineType", "STANDARD")),
         log_level=str(logging.get("Level", "OFF")),
         include_execution_data=str(logging.get("IncludeExecutionData", False)).lower() == "true",
+        source_queue_type=str(resolved.values.get("SourceQueueType", "STANDARD")),
     )

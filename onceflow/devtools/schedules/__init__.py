@@ -1,5 +1,5 @@
 """Fault schedules: deliveries, crashes and failure windows run through the real local pipeline,
-then recovery, then the invariants of R1–R3 checked on what the stack holds.
+then recovery, then the invariants of R1–R4 checked on what the stack holds (R5 with a FIFO source).
 
     from onceflow.devtools.schedules import Schedule, Send, Process, Interrupt, run_schedule
     outcome = run_schedule(aws, Schedule((Send(0), Interrupt(0, "Mark as sent"), Process())))
@@ -12,12 +12,14 @@ from onceflow.devtools.schedules.model import (
     FAULTS,
     INTERRUPTIBLE_STATES,
     CrashStarter,
+    CrashSubscriber,
     Expire,
     Interrupt,
     Open,
     Process,
     Recover,
     Redeliver,
+    RedeliverNotification,
     Schedule,
     Send,
     SendConflict,
@@ -33,6 +35,7 @@ __all__ = [
     "FAULTS",
     "INTERRUPTIBLE_STATES",
     "CrashStarter",
+    "CrashSubscriber",
     "Evidence",
     "Expire",
     "Interrupt",
@@ -40,6 +43,7 @@ __all__ = [
     "Process",
     "Recover",
     "Redeliver",
+    "RedeliverNotification",
     "RunOptions",
     "RunStats",
     "Schedule",

@@ -1,8 +1,9 @@
 """The invariants a schedule must leave true after recovery, judged on evidence read from the stack.
 
-R1 (every message processed or dead-lettered with a reason) and R2 (one successful Record
+R1 (every message processed or dead-lettered with a reason), R2 (one successful Record
 transaction per event, the business row written by the execution that recorded the event, no
-orphan rows) come from `onceflow.local.report.build_report`. On top of them, for every event_id the
+orphan rows) and R4 (the example subscriber, deployed on every schedule, applied each notified
+event's effect once: onceflow/local/subscriber_check.py) come from `onceflow.local.report.build_report`. On top of them, for every event_id the
 producer sent in a valid message:
 
 - exactly one business row, and a state record, whose status is `sent` (a record DynamoDB TTL
@@ -42,6 +43,8 @@ class Evidence:
     recovery_converged: bool
     # State records that TTL deleted (as they were before), and that nothing wrote again.
     expired_state_records: list[dict[str, Any]] = field(default_factory=list)
+    # The example subscriber's markers, effects and dead letters (R4), when the stack has it.
+    subscriber: Any = None
     # A FIFO source's run: sends, dead letters, writes and notifications in the order they happened (R5).
     effects: list[Effect] | None = None
 
@@ -100,12 +103,13 @@ def check(evidence: Evidence, not_redriven: Collection[str]) -> tuple[RunReport,
         notifications=evidence.notifications,
         dead_letters=evidence.dead_letters,
         executions=evidence.executions,
+        subscriber=evidence.subscriber,
     )
     valid = {e.event_id for e in evidence.expectations if e.event_id}
     violations: list[str] = []
     for verdict in report.verdicts:
-        if verdict.name.startswith("R3") and not valid:
-            continue  # R3 fails a run without any sent event; nothing to notify here
+        if verdict.name.startswith(("R3", "R4")) and not valid:
+            continue  # R3 and R4 fail a run without any sent event; nothing to notify or apply here
         if not verdict.passed:
             violations += [f"{verdict.name}: {p}" for p in verdict.problems] or [f"{verdict.name}: {verdict.evidence}"]
     violations += _per_event(evidence, valid)

@@ -14,6 +14,10 @@ Steps, in the order a person reads a schedule:
 - `SendPoison(kind)`: a message that can never succeed (not JSON, no event_id, invalid field).
 - `Redeliver(pick)`: SQS hands a record it already delivered and the starter acknowledged to the
   starter again (same message id, same receipt); `pick` chooses among those acknowledged so far.
+- `CrashSubscriber(where)`: the example subscriber's next invocation dies `before_write` or
+  `after_write_before_ack` (its batch becomes visible again: each record is then a duplicate).
+- `RedeliverNotification(pick)`: SQS hands the subscriber a notification it already applied and
+  acknowledged (a duplicate after the acknowledgement); `pick` chooses among those acknowledged.
 - `CrashStarter(after_starts)`: the next starter invocation dies after handing `after_starts`
   records to StartExecution (0: before any StartExecution; at least the batch size: after all of
   them, before SQS is told what succeeded). The batch becomes visible again.
@@ -143,6 +147,30 @@ class CrashStarter(Step):
     after_starts: int = 0
 
 
+# Where the example subscriber's next invocation dies: before its write (nothing written), or after
+# its write and before SQS is told (the batch comes back; each record is then a duplicate).
+SUBSCRIBER_CRASHES = ("before_write", "after_write_before_ack")
+
+
+@dataclass(frozen=True)
+class CrashSubscriber(Step):
+    kind: ClassVar[str] = "crash_subscriber"
+    where: str = "after_write_before_ack"
+
+    def __post_init__(self) -> None:
+        if self.where not in SUBSCRIBER_CRASHES:
+            raise ValueError(f"cannot crash the subscriber at {self.where!r}: one of {SUBSCRIBER_CRASHES}")
+
+
+@dataclass(frozen=True)
+class RedeliverNotification(Step):
+    """SQS hands the subscriber a notification it already applied and acknowledged (the crash
+    "after the acknowledgement": a duplicate that arrives later)."""
+
+    kind: ClassVar[str] = "redeliver_notification"
+    pick: int = 0
+
+
 @dataclass(frozen=True)
 class Interrupt(Step):
     kind: ClassVar[str] = "interrupt"
@@ -192,12 +220,25 @@ class Recover(Step):
 
 
 # Steps that run pipeline code: a failure window lasts a number of these.
-ACTIVE_STEPS: tuple[type[Step], ...] = (Process, Recover, Redeliver)
+ACTIVE_STEPS: tuple[type[Step], ...] = (Process, Recover, Redeliver, RedeliverNotification)
 
 
 STEP_TYPES: dict[str, type[Step]] = {
     cls.kind: cls
-    for cls in (Send, SendConflict, SendPoison, Redeliver, CrashStarter, Interrupt, Open, Expire, Process, Recover)
+    for cls in (
+        Send,
+        SendConflict,
+        SendPoison,
+        Redeliver,
+        CrashStarter,
+        CrashSubscriber,
+        RedeliverNotification,
+        Interrupt,
+        Open,
+        Expire,
+        Process,
+        Recover,
+    )
 }
 
 

@@ -5,7 +5,7 @@ nest. A window opened while another one on the same method is open closes that o
 status change events are no patch: the window gives the emulated safety net a StatusEventLoss.
 
 EXPRESS: the "start_execution" window throttles StartSyncExecution (ThrottlingException, which the
-starter retries a few times, then reports the record failed so SQS redelivers it).
+starter waits out in the invocation, then re-queues the record as a new message: no receive spent).
 """
 
 from __future__ import annotations
@@ -114,6 +114,12 @@ class FaultWindows:
             window.steps_left -= 1
             if window.steps_left <= 0:
                 self._close(window)
+
+    def throttles_starts_for_good(self) -> bool:
+        """EXPRESS's "start_execution" window with no count: StartSyncExecution throttled until it closes."""
+        return self._express and any(
+            w.spec.fault == "start_execution" and w.spec.times is None and w.fault.open for w in self._open
+        )
 
     def is_open(self, fault: str) -> bool:
         return any(w.spec.fault == fault and w.fault.open for w in self._open)

@@ -27,12 +27,18 @@ class StateStats:
 
 @dataclass
 class RunStats:
-    total: int
-    statuses: Counter[str]
+    total: int  # every execution listed, pruned ones included
+    statuses: Counter[str]  # of every execution listed
     edges: dict[str, EdgeStats]
     states: dict[str, StateStats]
     paths: Counter[tuple[str, ...]]
     path_statuses: dict[tuple[str, ...], Counter[str]]
+    pruned: int = 0  # executions without a history: in `statuses`, in no path, state or edge count
+
+    @property
+    def traced(self) -> int:
+        """Executions whose history was read: what the graph's numbers count."""
+        return self.total - self.pruned
 
     def max_edge_executions(self) -> int:
         return max((s.executions for s in self.edges.values()), default=0)
@@ -45,8 +51,12 @@ def aggregate(graph: Graph, traces: list[ExecutionTrace]) -> RunStats:
     statuses: Counter[str] = Counter()
     paths: Counter[tuple[str, ...]] = Counter()
     path_statuses: dict[tuple[str, ...], Counter[str]] = {}
+    pruned = 0
     for trace in traces:
         statuses[trace.status] += 1
+        if trace.pruned:
+            pruned += 1
+            continue
         path = tuple(trace.path)
         paths[path] += 1
         path_statuses.setdefault(path, Counter())[trace.status] += 1
@@ -74,4 +84,4 @@ def aggregate(graph: Graph, traces: list[ExecutionTrace]) -> RunStats:
             last.ended[trace.status] += 1
             if trace.error and not trace.steps[-1].failed:  # an uncaught task error is counted already
                 last.errors[trace.error] += 1
-    return RunStats(len(traces), statuses, edges, states, paths, path_statuses)
+    return RunStats(len(traces), statuses, edges, states, paths, path_statuses, pruned)

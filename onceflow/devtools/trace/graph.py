@@ -7,6 +7,7 @@ transition seen in a history that the definition does not have (a changed defini
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,11 +48,19 @@ class Graph:
     start_at: str
     states: dict[str, State]
     edges: list[Edge] = field(default_factory=list)
+    # (source, target, error) -> the edge transition() chose: thousands of histories take few pairs
+    _transitions: dict[tuple[str, str, str | None], Edge] = field(default_factory=dict, repr=False)
 
     def add_edge(self, source: str, target: str, kind: str, label: str = "", errors: tuple[str, ...] = ()) -> Edge:
         edge = Edge(f"e{len(self.edges)}", source, target, kind, label, errors)
         self.edges.append(edge)
+        self._transitions.clear()  # a new edge may be a better candidate
         return edge
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """Each state's position (the page's data names states by it)."""
+        return {name: i for i, name in enumerate(self.states)}
 
     def edge(self, edge_id: str) -> Edge:
         return self.edges[int(edge_id[1:])]
@@ -65,6 +74,12 @@ class Graph:
         A Choice records no rule in the history: two rules with the same target count on the first.
         A step the definition does not allow is added as an `other` edge, so it still shows.
         """
+        key = (source, target, error)
+        if key not in self._transitions:
+            self._transitions[key] = self._transition(source, target, error)
+        return self._transitions[key]
+
+    def _transition(self, source: str, target: str, error: str | None) -> Edge:
         candidates = [e for e in self.edges if e.source == source and e.target == target and e.kind != "retry"]
         if error is not None:
             caught = [e for e in candidates if e.kind == "catch" and error_matches(list(e.errors), error)]

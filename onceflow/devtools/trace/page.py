@@ -2,39 +2,45 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from onceflow.devtools.trace.aggregate import aggregate
+from onceflow.devtools.trace.collect import collect
 from onceflow.devtools.trace.graph import build_graph
 from onceflow.devtools.trace.render import render_page
 from onceflow.devtools.trace.walk import ExecutionTrace, trace_execution
-from onceflow.ops.executions import ExecutionResult, history, list_executions
+from onceflow.ops.executions import ExecutionResult
 
 DETAIL_LIMIT = 100
 
 
 def collect_executions(sfn: Any, state_machine_arn: str) -> list[ExecutionResult]:
-    """Every execution of the state machine with its full history, oldest first; running ones included."""
-    listed = sorted(list_executions(sfn, state_machine_arn), key=lambda e: (e["startDate"], e["executionArn"]))
-    results = []
-    for summary in listed:
-        # One call per execution: the input is in the history's ExecutionStarted event.
-        events = history(sfn, summary["executionArn"])
-        started = next((e for e in events if e["type"] == "ExecutionStarted"), {})
-        text = started.get("executionStartedEventDetails", {}).get("input") or "{}"
-        results.append(
-            ExecutionResult(
-                arn=summary["executionArn"],
-                name=summary["name"],
-                status=summary["status"],
-                input=json.loads(text),
-                history=events,
-            )
-        )
-    return results
+    """Every execution of the state machine with its full history (or, where it was pruned, what
+    DescribeExecution says), oldest first; running ones included. See collect.py."""
+    return collect(sfn, state_machine_arn).executions
+
+
+def detail_choice(traces: list[ExecutionTrace], chosen: int | None, limit: int) -> set[int]:
+    """Which executions keep their inputs and outputs on the page: the chosen one, one of every
+    path, every error met, every status of the pruned, then the most interesting up to `limit`."""
+    ranked = sorted(range(len(traces)), key=lambda i: (traces[i].interest(), -i), reverse=True)
+    picked: set[int] = {chosen} if chosen is not None else set()
+    covered: set[object] = set()
+    for i in ranked:
+        trace = traces[i]
+        kinds: set[object] = {("pruned", trace.status)} if trace.pruned else {("path", tuple(trace.path))}
+        kinds |= {("error", name) for name in {f.error for s in trace.steps for f in s.failures} | {trace.error}}
+        kinds.discard(("error", None))
+        if kinds - covered:
+            picked.add(i)
+            covered |= kinds
+    for i in ranked:
+        if len(picked) >= max(limit, len(picked)):
+            break
+        picked.add(i)
+    return picked
 
 
 def pick_selected(traces: list[ExecutionTrace], selected: str | None) -> int | None:
@@ -63,15 +69,18 @@ def write_trace(
     *,
     title: str | None = None,
     detail_limit: int = DETAIL_LIMIT,
+    history_budget: int | None = None,
     subscriber: Mapping[str, str] | None = None,
 ) -> Path:
     """Write the page to `path` and return it.
 
     `selected` names the execution shown step by step (name or ARN); by default the most
-    interesting one. Executions are listed oldest first. Inputs and outputs are embedded for at
-    most `detail_limit` executions, the most interesting first (and always the selected one);
-    the others show their steps and errors only. `subscriber` is the example subscriber's outcome
-    per event_id (onceflow/ops/subscriber.py), shown with each execution of that event.
+    interesting one. The page lists executions newest first. Inputs and outputs are embedded for
+    one execution of every path, every error and every status of the pruned (and always the
+    selected one), then the most interesting up to `detail_limit`; the others show their steps,
+    events and errors, and name the command that shows the rest. `history_budget` is what the
+    endpoint keeps (collect.py reads it), said beside the count of executions without a history. `subscriber` is the example
+    subscriber's outcome per event_id (onceflow/ops/subscriber.py), shown with each execution of it.
     """
     graph = build_graph(definition)
     traces = sorted(
@@ -80,9 +89,8 @@ def write_trace(
     )
     stats = aggregate(graph, traces)
     chosen = pick_selected(traces, selected)
-    ranked = sorted(range(len(traces)), key=lambda i: (traces[i].interest(), -i), reverse=True)
-    detailed = set(ranked[:detail_limit]) | ({chosen} if chosen is not None else set())
-    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, subscriber)
+    detailed = detail_choice(traces, chosen, detail_limit)
+    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, history_budget, subscriber)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")

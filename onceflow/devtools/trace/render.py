@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 
 from onceflow.devtools.trace.aggregate import RunStats
 from onceflow.devtools.trace.assets import CSS, JS
 from onceflow.devtools.trace.graph import START_ID, Graph
-from onceflow.devtools.trace.svg import PathMarks, draw_graph, edge_dom_id, node_id
-from onceflow.devtools.trace.walk import ExecutionTrace, Failure, Step, pretty_json
+from onceflow.devtools.trace.svg import PathMarks, draw_graph
+from onceflow.devtools.trace.walk import ExecutionTrace, Failure, Step, event_details, pretty_json
 
 _KIND_NAMES = {
     "start": "start",
@@ -60,10 +60,61 @@ def path_marks(graph: Graph, trace: ExecutionTrace) -> PathMarks:
     return marks
 
 
-def execution_json(graph: Graph, trace: ExecutionTrace, path_index: int, detailed: bool) -> dict[str, object]:
+def _errors_met(trace: ExecutionTrace) -> list[str]:
+    names = {failure.error for step in trace.steps for failure in step.failures}
+    if trace.error:
+        names.add(trace.error)
+    return sorted(names)
+
+
+def _failed_at(graph: Graph, trace: ExecutionTrace) -> list[int]:
+    """States where an attempt failed or where the execution ended badly."""
+    index = graph.index
+    failed = {index[s.state] for s in trace.steps if s.failures}
+    if trace.steps and trace.status not in ("SUCCEEDED", "RUNNING"):
+        failed.add(index[trace.steps[-1].state])
+    return sorted(failed)
+
+
+def _event_summary(details: dict[str, object]) -> str:
+    """What the events table shows beside a failure; other events' summary is their step's state."""
+    if "error" in details or "cause" in details:
+        return _shorten(f"{details.get('error', '')}: {details.get('cause', '')}", 200)
+    return ""
+
+
+def events_json(graph: Graph, trace: ExecutionTrace, event_types: dict[str, int], detailed: bool) -> list[list[object]]:
+    """[type index, ms since the execution started, step number (0: none)(, failure summary(, details JSON))];
+    the event's id is its position (+1), as Step Functions numbers them."""
+    rows: list[list[object]] = []
+    step = 0
+    for event in trace.result.history:
+        kind = str(event["type"])
+        details = event_details(event)
+        if "stateEnteredEventDetails" in event and details.get("name") in graph.states:
+            step += 1
+        when = event.get("timestamp")
+        elapsed = (
+            round((when - trace.started).total_seconds() * 1000)
+            if isinstance(when, datetime) and trace.started
+            else None
+        )
+        row: list[object] = [event_types.setdefault(kind, len(event_types)), elapsed, step]
+        summary = _event_summary(details)
+        if summary or (detailed and details):
+            row.append(summary)
+        if detailed and details:
+            row.append(pretty_json(json.dumps(details, default=str), limit=4000))
+        rows.append(row)
+    return rows
+
+
+def execution_json(
+    graph: Graph, trace: ExecutionTrace, path_index: int, detailed: bool, event_types: dict[str, int]
+) -> dict[str, object]:
     """Everything the page needs to show one execution; inputs and outputs only when `detailed`."""
     marks = path_marks(graph, trace)
-    index = {name: i for i, name in enumerate(graph.states)}
+    index = graph.index
     duration = (trace.stopped - trace.started).total_seconds() * 1000 if trace.started and trace.stopped else None
     steps = []
     for step in trace.steps:
@@ -80,29 +131,58 @@ def execution_json(graph: Graph, trace: ExecutionTrace, path_index: int, detaile
         if detailed:
             row += [pretty_json(step.input), pretty_json(step.output) if step.output is not None else None]
         steps.append(row)
+    output = trace.output if detailed else None
     return {
         "name": trace.name,
-        "arn": trace.result.arn,
+        "arn": trace.result.arn,  # without the run's common prefix (the page's data.arnPrefix)
         "status": trace.status,
         "event_id": str(trace.result.input.get("event_id", "")),
         "started": _time(trace.started),
-        "ms": None if duration is None else round(duration),
+        "ms": None if duration is None else round(duration),  # the page adds it to `started` for the stop
         "error": trace.error,
         "cause": trace.cause,
+        "pruned": trace.pruned,
         "path": path_index,
         "retries": trace.retries,
         "failures": trace.failures,
+        "errors": _errors_met(trace),
+        "entered": sorted({index[s.state] for s in trace.steps}),
+        "failed": _failed_at(graph, trace),
         "detailed": detailed,
-        "input": json.dumps(trace.result.input) if detailed else None,
-        "output": trace.output if detailed else None,
-        "states": {node_id(graph, name): mark for name, mark in marks.states.items()},
-        "edges": sorted(edge_dom_id(graph.edge(e)) for e in marks.edges),
+        "input": pretty_json(json.dumps(trace.result.input)) if detailed else None,
+        "output": pretty_json(output) if output is not None else None,
+        "states": {graph.index[name]: mark for name, mark in marks.states.items()},  # node-<index>
+        "edges": sorted(int(e[1:]) for e in marks.edges),  # edge-e<number>
         "steps": steps,
+        "events": events_json(graph, trace, event_types, detailed),
     }
 
 
+# An execution's fields left out of the page's data when they have these values (the script puts them back).
+EXECUTION_DEFAULTS: dict[str, object] = {
+    "event_id": "",
+    "ms": None,
+    "error": None,
+    "cause": None,
+    "pruned": False,
+    "retries": 0,
+    "failures": 0,
+    "errors": [],
+    "entered": [],
+    "failed": [],
+    "detailed": False,
+    "input": None,
+    "output": None,
+    "states": {},
+    "edges": [],
+    "steps": [],
+    "events": [],
+}
+
+
 def _time(value: datetime | None) -> str:
-    return value.isoformat(timespec="milliseconds") if value else "—"
+    """UTC, so that the page's time filter compares like with like."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds") if value else "—"
 
 
 def _ms(value: float | None) -> str:
@@ -178,6 +258,19 @@ def _step_mark(trace: ExecutionTrace, step: Step) -> str:
     return "st-" + step_status(trace, step)
 
 
+PRUNED_NOTE = (
+    "No history: the endpoint's history budget pruned it, so there are no steps or events; "
+    "what DescribeExecution still knows is shown."
+)
+
+
+def left_out_note(name: str) -> str:
+    return (
+        "Inputs and outputs are left out for this execution (page size); "
+        f"`onceflow trace --execution {name}` writes a page that shows them."
+    )
+
+
 def render_execution(
     graph: Graph, trace: ExecutionTrace, index: int, shown: bool, detailed: bool, subscriber: str | None = None
 ) -> str:
@@ -190,13 +283,16 @@ def render_execution(
         facts.append(("Subscriber", escape(subscriber)))
     facts += [
         ("Started", _time(trace.started)),
+        ("Stopped", _time(trace.stopped) if trace.stopped else "—"),
         ("Duration", _ms(duration)),
         ("Steps", f"{len(trace.steps)} states, {trace.retries} retries, {trace.failures} failed attempts"),
     ]
     if trace.error:
         facts.append(("Error", f'<span class="failure">{escape(trace.error)}: {escape(trace.cause or "")}</span>'))
     facts.append(("ARN", f"<code>{escape(trace.result.arn)}</code>"))
-    note = "" if detailed else '<p class="empty">Inputs and outputs are left out for this execution (page size).</p>'
+    note = "" if detailed else f'<p class="empty">{escape(left_out_note(trace.name))}</p>'
+    if trace.pruned:
+        note += f'<p class="empty pruned">{escape(PRUNED_NOTE)}</p>'
     execution_io = (
         (_pre("Execution input", json.dumps(trace.result.input)) + _pre("Execution output", trace.output))
         if detailed
@@ -211,33 +307,83 @@ def render_execution(
 
 
 def _status_chips(stats: RunStats) -> str:
-    chips = [f'<span class="chip">{stats.total} executions</span>']
+    chips = [f'<span class="chip" id="total-chip">{stats.total} executions</span>']
     chips += [
         f'<span class="chip status-{escape(s)}" data-status="{escape(s)}" data-count="{n}">{n} {escape(s)}</span>'
         for s, n in sorted(stats.statuses.items())
     ]
     chips.append(f'<span class="chip">{len(stats.paths)} distinct paths</span>')
+    if stats.pruned:
+        chips.append(f'<span class="chip chip-pruned" id="pruned-chip">{stats.pruned} without history</span>')
     return '<div class="chips">' + "".join(chips) + "</div>"
 
 
-def _executions_table(traces: list[ExecutionTrace], paths: list[tuple[str, ...]]) -> str:
-    """Filter controls and an empty table: the page's script fills it from the data (fast at 5,000)."""
+def pruned_notice(stats: RunStats, history_budget: int | None) -> str:
+    """Says how many executions lost their history and why; empty when none did."""
+    if not stats.pruned:
+        return ""
+    budget = (
+        f"keeps the histories of the newest {history_budget} finished executions"
+        if history_budget is not None
+        else "did not keep them"
+    )
+    return (
+        f'<p class="notice" id="pruned-note"><b>{stats.pruned} of {stats.total} executions have no history</b>: '
+        f"the endpoint {budget} (the embedded AWS's history budget: <code>onceflow start --history-budget N</code>). "
+        "They are listed with what DescribeExecution still knows (dates, status, input, output, error) and are "
+        f"counted in no path, state or arrow: the graph counts the {stats.traced} executions whose history was read.</p>"
+    )
+
+
+_COLUMNS = [  # (key the script sorts by, heading, css class)
+    ("started", "Started (UTC)", ""),
+    ("name", "Execution", ""),
+    ("event_id", "event_id", ""),
+    ("status", "Status", ""),
+    ("path", "Path", ""),
+    ("ms", "Duration", "num"),
+    ("retries", "Retries", "num"),
+    ("error", "Error", ""),
+]
+
+
+def _executions_table(graph: Graph, traces: list[ExecutionTrace], paths: list[tuple[str, ...]]) -> str:
+    """Filter controls, a pager and an empty table: the page's script fills it from the data."""
     statuses = sorted({t.status for t in traces})
     status_options = "".join(f'<option value="{escape(s)}">{escape(s)}</option>' for s in statuses)
     path_options = "".join(
         f'<option value="{i}">path {i + 1}: {escape(_path_label(path))}</option>' for i, path in enumerate(paths)
     )
-    head = (
-        "<tr><th>Started</th><th>Execution</th><th>event_id</th><th>Status</th><th>Path</th>"
-        '<th class="num">Retries</th><th>Error</th></tr>'
+    if any(t.pruned for t in traces):
+        path_options += '<option value="-1">no history (pruned)</option>'
+    errors = sorted({e for t in traces for e in _errors_met(t)})
+    error_options = "".join(f'<option value="{escape(e)}">{escape(e)}</option>' for e in errors)
+    state_options = "".join(
+        f'<option value="{i}">{escape(name)}</option>' for i, name in enumerate(graph.states) if name != START_ID
+    )
+    head = "".join(
+        f'<th data-sort="{key}" class="sortable {css}" tabindex="0" aria-sort="none">{title}</th>'
+        for key, title, css in _COLUMNS
     )
     return (
         '<div class="filters">'
         '<input id="search" type="search" placeholder="Search name or event_id" aria-label="Search name or event_id">'
         f'<select id="status-filter" aria-label="Status"><option value="">every status</option>{status_options}</select>'
         f'<select id="path-filter" aria-label="Path"><option value="">every path</option>{path_options}</select>'
-        '<span id="match-count" class="meta"></span></div>'
-        f'<div class="scroll"><table id="executions"><thead>{head}</thead><tbody></tbody></table></div>'
+        f'<select id="error-filter" aria-label="Error"><option value="">any error or none</option>'
+        f'<option value="*">any error</option>{error_options}</select>'
+        f'<select id="state-filter" aria-label="State"><option value="">any state</option>{state_options}</select>'
+        '<select id="state-how" aria-label="Entered or failed there">'
+        '<option value="entered">entered it</option><option value="failed">failed there</option></select>'
+        '<label class="meta">from <input id="time-from" type="text" placeholder="2026-01-01T00:00:00" size="19" '
+        'aria-label="Started at or after (UTC)"></label>'
+        '<label class="meta">to <input id="time-to" type="text" placeholder="2026-12-31T23:59:59" size="19" '
+        'aria-label="Started before (UTC)"></label>'
+        '<button type="button" id="clear-filters">clear</button></div>'
+        '<div class="pager"><button type="button" id="page-newer">← newer</button>'
+        '<span id="match-count" class="meta"></span>'
+        '<button type="button" id="page-older">older →</button></div>'
+        f'<div class="scroll"><table id="executions"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
     )
 
 
@@ -250,7 +396,8 @@ def _path_label(path: tuple[str, ...]) -> str:
 def _paths_table(stats: RunStats, traces: list[ExecutionTrace]) -> str:
     first = {}
     for i, t in enumerate(traces):
-        first.setdefault(tuple(t.path), i)
+        if not t.pruned:
+            first.setdefault(tuple(t.path), i)
     rows = []
     for path, count in stats.paths.most_common():
         statuses = ", ".join(f"{n} {s}" for s, n in sorted(stats.path_statuses[path].items()))
@@ -310,22 +457,27 @@ def _legend() -> str:
         ("Catch", "#dc2626", "5 3"),
         ("Retry loop", "#d97706", "4 3"),
     ]
-    parts = [
+    run = [
         f'<span><svg width="34" height="10"><line x1="0" y1="5" x2="34" y2="5" stroke="{c}" stroke-width="2.5" '
         f'stroke-dasharray="{d}"/></svg> {n}</span>'
         for n, c, d in items
     ]
-    parts += [
+    run.append("<span>numbers on arrows: executions (times, when looped); thickness follows them</span>")
+    run.append('<span><i class="badge-sample">42</i> executions that entered the state</span>')
+    selected = [
         f'<span class="swatch-item" data-status="{status}"><i class="swatch st-{status}"></i> {escape(text)}</span>'
         for status, text in STATUS_LEGEND.items()
     ]
-    parts.append(
+    selected.append(
         '<span class="swatch-item"><i class="swatch unentered"></i> not entered by the selected execution</span>'
     )
-    parts.append("<span>numbers on arrows: executions (times, when looped); thickness follows executions</span>")
-    parts.append("<span>dark badge: executions that entered the state</span>")
-    parts.append("<span>click a state: its input, output, errors and retries in the selected execution</span>")
-    return '<div class="legend">' + "".join(parts) + "</div>"
+    selected.append("<span>click a state: its details in the selected execution, and the run's executions there</span>")
+    return (
+        '<div class="legend"><b class="legend-head">Whole run (grey, numbers):</b>' + "".join(run) + "</div>"
+        '<div class="legend"><b class="legend-head">Selected execution (fill and outline):</b>'
+        + "".join(selected)
+        + "</div>"
+    )
 
 
 def _script_json(value: object) -> str:
@@ -341,6 +493,7 @@ def render_page(
     stats: RunStats,
     selected: int | None,
     detailed: set[int],
+    history_budget: int | None = None,
     subscriber: Mapping[str, str] | None = None,
 ) -> str:
     """`subscriber`: the example subscriber's outcome per event_id (onceflow/ops/subscriber.py), if deployed."""
@@ -350,24 +503,38 @@ def render_page(
     svg = draw_graph(graph, stats, marks)
     paths = [path for path, _ in stats.paths.most_common()]
     path_index = {path: i for i, path in enumerate(paths)}
-    # Only the selected execution is written as HTML; the script draws any other from the data.
+    # The selected execution is written as HTML too (read without a script); the script draws any other.
     chosen_event = str(chosen.result.input.get("event_id", "")) if chosen else ""
     section = (
         render_execution(graph, chosen, selected, True, selected in detailed, subscriber.get(chosen_event))
         if chosen
         else ""
     )
-    data = {
-        "states": list(graph.states),
-        "paths": [list(path) for path in paths],
-        "selected": selected,
-        "executions": [
-            execution_json(graph, t, path_index[tuple(t.path)], i in detailed) for i, t in enumerate(traces)
-        ],
-    }
-    for execution in data["executions"]:  # type: ignore[attr-defined]
+    event_types: dict[str, int] = {}
+    executions = [
+        execution_json(graph, t, -1 if t.pruned else path_index[tuple(t.path)], i in detailed, event_types)
+        for i, t in enumerate(traces)
+    ]
+    # Execution ARNs are <state machine's execution prefix>:<name>: the prefix is written once.
+    prefix = traces[0].result.arn.rsplit(":", 1)[0] + ":" if traces else ""
+    if not all(t.result.arn.startswith(prefix) for t in traces):
+        prefix = ""
+    for execution in executions:
+        execution["arn"] = str(execution["arn"])[len(prefix) :]
         if execution["event_id"] in subscriber:
             execution["subscriber"] = subscriber[execution["event_id"]]
+        for key, default in EXECUTION_DEFAULTS.items():  # 19,000 pruned executions are mostly defaults
+            if execution.get(key) == default:
+                del execution[key]
+    data = {
+        "arnPrefix": prefix,
+        "defaults": EXECUTION_DEFAULTS,
+        "states": list(graph.states),
+        "paths": [list(path) for path in paths],
+        "eventTypes": list(event_types),
+        "selected": selected,
+        "executions": executions,
+    }
     selected_name = escape(chosen.name) if chosen else "none"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -375,20 +542,19 @@ def render_page(
 <body><header><h1>{escape(title)}</h1>
 <p class="sub">The state machine drawn from its definition, with the run laid over it. Pick an execution in the list;
 click a state in the graph for its details.</p>
-{_status_chips(stats)}</header>
+{_status_chips(stats)}{pruned_notice(stats, history_budget)}</header>
 <main>
-<div class="card"><h2>Graph</h2>{_legend()}<div class="graph-scroll">{svg}</div></div>
-<div class="top">
-<div class="stack">
+<div class="beside">
+<div class="card graph-card"><h2>Graph</h2>{_legend()}<div class="graph-scroll">{svg}</div></div>
 <div class="card" id="state-details"><h2>State details</h2><p class="empty">Click a state in the graph.</p></div>
+</div>
+<div class="top">
+<div class="card"><h2>Executions <span class="meta">newest first; click a heading to sort</span></h2>
+{_executions_table(graph, traces, paths)}</div>
 <div class="card" id="selected"><h2>Selected execution: <span id="selected-name">{selected_name}</span></h2>
 <div id="execution-view">{section or '<p class="empty">No executions.</p>'}</div></div>
 </div>
-<div class="stack">
-<div class="card"><h2>Executions</h2>{_executions_table(traces, paths)}</div>
 <div class="card"><h2>Paths taken</h2>{_paths_table(stats, traces)}</div>
-</div>
-</div>
 <div class="card"><h2>Transitions</h2>{_transitions_table(graph, stats)}</div>
 <div class="card"><h2>States</h2>{_states_table(graph, stats)}</div>
 </main>

@@ -41,7 +41,7 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 
 
 def node_id(graph: Graph, name: str) -> str:
-    return f"node-{list(graph.states).index(name)}"
+    return f"node-{graph.index[name]}"
 
 
 def edge_dom_id(edge: Edge) -> str:

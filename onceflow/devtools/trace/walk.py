@@ -64,6 +64,11 @@ class ExecutionTrace:
         return self.result.name
 
     @property
+    def pruned(self) -> bool:
+        """Its history is gone (a history budget): no steps, no path; DescribeExecution's facts only."""
+        return self.result.pruned
+
+    @property
     def status(self) -> str:
         return self.result.status
 
@@ -84,8 +89,11 @@ class ExecutionTrace:
         return (int(self.status not in ("SUCCEEDED", "RUNNING")), int(self.retries > 0), self.failures, len(self.steps))
 
 
-def _details(event: dict[str, Any]) -> dict[str, Any]:
-    return next((value for key, value in event.items() if key.endswith("EventDetails")), {})
+def event_details(event: dict[str, Any]) -> dict[str, Any]:
+    for key in event:
+        if key.endswith("EventDetails"):
+            return event[key]
+    return {}
 
 
 def _is_task_failure(kind: str) -> bool:
@@ -111,7 +119,7 @@ def trace_execution(graph: Graph, result: ExecutionResult) -> ExecutionTrace:
     started = stopped = None
     output = error = cause = None
     for event in result.history:
-        kind, details, when = event["type"], _details(event), event.get("timestamp")
+        kind, details, when = event["type"], event_details(event), event.get("timestamp")
         if kind == "ExecutionStarted":
             started = when
         elif "stateEnteredEventDetails" in event:
@@ -129,6 +137,10 @@ def trace_execution(graph: Graph, result: ExecutionResult) -> ExecutionTrace:
             stopped, error, cause = when, details.get("error", kind), details.get("cause", "")
         elif current is not None:
             _task_event(current, kind, details)
+    if result.pruned and result.described is not None:
+        described = result.described
+        started, stopped = described.get("startDate"), described.get("stopDate")
+        output, error, cause = described.get("output"), described.get("error"), described.get("cause")
     edges = [graph.transition(START_ID, steps[0].state).id] if steps else []
     for step, following in itertools.pairwise(steps):
         last_error = step.failures[-1].error if step.failed and step.failures else None

@@ -65,7 +65,11 @@ def patches(
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 
-    selected += execution_api.patches()
+    selected += execution_api.patches(selected)
+    # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
+    from onceflow.local.engine import service_errors
+
+    selected += service_errors.patches()
     # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
     from onceflow.local.engine import sqs_fifo
 

@@ -11,7 +11,9 @@ recording) it follows.
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -34,12 +36,20 @@ def moto_needs() -> list[Need]:
     ]
 
 
-def patches() -> list[Patch]:
-    return [*unnamed_executions()]
+def patches(before: Sequence[Patch] = ()) -> list[Patch]:
+    """`before`: the patches listed ahead of these (they are applied together, after the list is
+    built): a replacement of the same attribute there is the one wrapped."""
+    return [*unnamed_executions(before)]
 
 
-def unnamed_executions() -> list[Patch]:
-    original = StepFunctionsParserBackend.start_execution
+def _current(before: Sequence[Patch], owner: Any, name: str) -> Any:
+    replaced = [value for patched, attribute, value in before if patched is owner and attribute == name]
+    return replaced[-1] if replaced else getattr(owner, name)
+
+
+def unnamed_executions(before: Sequence[Patch]) -> list[Patch]:
+    # The mocked integrations' `arn#TestCase` wrapper (mocking/moto_engine.py) is the one wrapped.
+    original = _current(before, StepFunctionsParserBackend, "start_execution")
 
     def start_execution(
         self: StepFunctionsParserBackend,
@@ -49,5 +59,8 @@ def unnamed_executions() -> list[Patch]:
         trace_header: str | None = None,
     ) -> Any:
         return original(self, state_machine_arn, name or str(uuid.uuid4()), execution_input, trace_header)
+
+    # Keeps what the wrapped function carries (the mocked integrations' mark: mocking.is_enabled()).
+    functools.update_wrapper(start_execution, original)
 
     return [(StepFunctionsParserBackend, "start_execution", start_execution)]

@@ -34,6 +34,11 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
 - direct_transport: boto3 calls from this process to the embedded endpoint are handed to its WSGI
   application without a socket (direct_transport.py): the same application, lock and response,
   without a TCP connection and a server thread per call.
+- serializer_fast_paths: moto's response serializer builds five alias providers for every member
+  of every structure it writes, present or not (a history event has about 60), and parses every
+  ISO timestamp with dateutil; here the keys are computed once per shape and exact ISO strings
+  read with datetime.fromisoformat (serializer_fast_paths.py): GetExecutionHistory went from
+  about 28 to 10 ms, ListExecutions and DescribeExecution to a fraction of a ms per execution.
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
@@ -66,7 +71,14 @@ from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.backend import execution_worker
 
-from onceflow.local.engine import baseline, direct_transport, execution_index, index_query, retention
+from onceflow.local.engine import (
+    baseline,
+    direct_transport,
+    execution_index,
+    index_query,
+    retention,
+    serializer_fast_paths,
+)
 
 Patch = tuple[Any, str, Any]
 OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
@@ -81,6 +93,7 @@ ITEM_ROLLBACK = "item_rollback"
 DIRECT_TRANSPORT = "direct_transport"
 EXECUTION_INDEX = "execution_index"
 INDEX_QUERY = "index_query"
+SERIALIZER_FAST_PATHS = "serializer_fast_paths"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -92,6 +105,7 @@ NAMES = (
     DIRECT_TRANSPORT,
     EXECUTION_INDEX,
     INDEX_QUERY,
+    SERIALIZER_FAST_PATHS,
 )
 
 INTEGRATION_MODULES = [
@@ -202,6 +216,8 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
         chosen += execution_index.patches()
     if INDEX_QUERY in selected:
         chosen += index_query.patches()
+    if SERIALIZER_FAST_PATHS in selected:
+        chosen += serializer_fast_paths.patches()
     return chosen
 
 

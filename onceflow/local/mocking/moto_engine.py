@@ -32,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from moto.stepfunctions.exceptions import InvalidName, ValidationException
+from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
+    FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
 from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.mocking import mock_config as moto_mock_config
@@ -65,6 +73,7 @@ def moto_needs() -> list[Need]:
         need(Environment, "__init__", "mock_test_case"),
         need(Environment, "get_current_mocked_response"),
         need(Environment, "is_mocked_mode"),
+        need(FailureEvent, "__init__", "env", "error_name", "event_type", "event_details"),
         need(
             moto_mock_config.MockTestCase,
             "__init__",
@@ -191,10 +200,29 @@ def _wrap_get_current_mocked_response(original: Any) -> Any:
     def get_current_mocked_response(self: Environment) -> moto_mock_config.MockedResponse:
         mocks = self.mock_test_case
         if isinstance(mocks, ExecutionMocks) and self.next_state_name in mocks.state_mocked_responses:
-            return mocks.next_response(self.next_state_name)
+            try:
+                return mocks.next_response(self.next_state_name)
+            except MockedResponsesExhausted as exhausted:
+                # States.Runtime whatever the Task's Resource: a bare Lambda function ARN's integration
+                # would otherwise name the Python exception (`Exception`), which States.ALL retries and catches.
+                raise _runtime_failure(self, str(exhausted)) from exhausted
         return original(self)
 
     return get_current_mocked_response
+
+
+def _runtime_failure(env: Environment, cause: str) -> FailureEventException:
+    runtime = StatesErrorName(typ=StatesErrorNameType.StatesRuntime)
+    return FailureEventException(
+        failure_event=FailureEvent(
+            env=env,
+            error_name=runtime,
+            event_type=HistoryEventType.TaskFailed,
+            event_details=EventDetails(
+                taskFailedEventDetails=TaskFailedEventDetails(error=runtime.error_name, cause=cause)
+            ),
+        )
+    )
 
 
 def moto_patches() -> list[tuple[Any, str, Any]]:

@@ -1,0 +1,205 @@
+"""`onceflow trace` and `onceflow status` against a running `onceflow start` with many executions,
+as a user runs them (fresh interpreters, wall time), and what a kept history costs in memory.
+
+    python -m benchmarks.trace_status                 # 5,000 executions, budget 1,000
+    python -m benchmarks.trace_status --executions 20000
+    python -m benchmarks.trace_status --memory-only   # the history budget's memory cost
+
+The executions are started with StartExecution (the starter's input, from threads in this
+process), so filling does not wait on the queue: every 10th resends an earlier event (the
+"already sent" path) and every 20th resends it with another payload (dead-lettered, FAILED).
+Beside the commands, the same reads done the way `trace` did before (ListExecutions pages of
+100, one GetExecutionHistory after another) are timed in this process, side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import boto3
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "functions" / "starter"), str(ROOT / "functions" / "common")]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start(port: int, budget: int) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "onceflow",
+            "start",
+            "--port",
+            str(port),
+            "--time-scale",
+            "0",
+            "--history-budget",
+            str(budget),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("`onceflow start` ended early")
+        if line.startswith("Then: onceflow send"):
+            return process
+    process.terminate()
+    raise RuntimeError("no banner from `onceflow start` within 300 s")
+
+
+def _client(endpoint: str, service: str) -> object:
+    return boto3.client(
+        service, endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t"
+    )
+
+
+def _fill(endpoint: str, count: int) -> tuple[str, float]:
+    from tests.support import execution_input, order
+
+    sfn = _client(endpoint, "stepfunctions")
+    arn = sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]  # type: ignore[attr-defined]
+
+    def one(i: int) -> None:
+        earlier = i // 10 * 10 if i % 10 == 9 else i
+        body = order(f"order-bench-{earlier:06d}", amount=1.0 if i % 20 == 19 else 42.5)
+        sfn.start_execution(stateMachineArn=arn, name=f"bench-{i:06d}", input=execution_input(body, f"m-{i}"))  # type: ignore[attr-defined]
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(one, range(count)))
+    while sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING", maxResults=1)["executions"]:  # type: ignore[attr-defined]
+        time.sleep(1)
+    return arn, time.perf_counter() - began
+
+
+def _command(argv: list[str], environment: dict[str, str]) -> float:
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "onceflow", *argv],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"onceflow {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+    return time.perf_counter() - began
+
+
+SAMPLE = 500
+
+
+def _before(endpoint: str, arn: str) -> tuple[float, float]:
+    """The reads as `trace` and `status` made them before: pages of 100, then one history after
+    another; SAMPLE histories (spread over old and new) are read and the time scaled to all."""
+    from onceflow.ops.executions import history
+
+    sfn = _client(endpoint, "stepfunctions")
+    began = time.perf_counter()
+    listed = [
+        e for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn) for e in page["executions"]
+    ]  # type: ignore[attr-defined]
+    listing = time.perf_counter() - began
+    sample = listed[:: max(1, len(listed) // SAMPLE)][:SAMPLE]
+    began = time.perf_counter()
+    for summary in sample:
+        history(sfn, summary["executionArn"])
+    return listing, listing + (time.perf_counter() - began) * len(listed) / len(sample)
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_per_history(executions: int = 150) -> float:
+    """MB a kept history costs: traced memory (traced from before the executions ran) before and
+    after pruning every one of them."""
+    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.local.engine.retention import Retention
+    from onceflow.local.stack import deploy
+    from tests.support import execution_input, order
+
+    with EmbeddedAws(time_scale=0.0) as aws:
+        stack = deploy(aws.endpoint_url)
+        sfn = stack.client("stepfunctions")
+        tracemalloc.start()
+        for i in range(executions):
+            sfn.start_execution(
+                stateMachineArn=stack.state_machine_arn, name=f"m-{i}", input=execution_input(order(f"o-{i}"), f"m{i}")
+            )
+        while sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="RUNNING")["executions"]:
+            time.sleep(0.5)
+        gc.collect()
+        kept = tracemalloc.take_snapshot()
+        with aws.lock:
+            pruned = Retention(max_histories=0).prune()
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        freed = -sum(stat.size_diff for stat in after.compare_to(kept, "filename"))
+        return freed / pruned / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--executions", type=int, default=5000)
+    parser.add_argument("--budget", type=int, default=1000)
+    parser.add_argument("--memory-only", action="store_true")
+    options = parser.parse_args()
+    if options.memory_only:
+        print(f"a kept history: {memory_per_history():.3f} MB (traced memory freed by pruning, per execution)")
+        return
+    port = _free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    environment = {**os.environ, "ONCEFLOW_ENDPOINT": endpoint}
+    server = _start(port, options.budget)
+    try:
+        arn, filled = _fill(endpoint, options.executions)
+        rss = _rss_mb(server.pid)
+        with tempfile.TemporaryDirectory() as scratch:
+            status = _command(["status"], environment)
+            trace = _command(["trace", "--out", f"{scratch}/trace.html"], environment)
+            size = (Path(scratch) / "trace.html").stat().st_size
+        listing, reading = _before(endpoint, arn)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    print(
+        f"{options.executions} executions (budget {options.budget}) filled in {filled:.0f} s; `onceflow start` RSS {rss:.0f} MB"
+    )
+    print(f"{'what':48}{'wall s':>8}{'target s':>10}")
+    print(f"{'onceflow status':48}{status:>8.2f}{1.0:>10.1f}")
+    print(f"{'onceflow trace (page ' + f'{size / 1e6:.1f} MB)':48}{trace:>8.2f}{10.0:>10.1f}")
+    print(f"{'before: ListExecutions, pages of 100':48}{listing:>8.2f}")
+    print(f"{'before: + one history after another (no page)':48}{reading:>8.2f}   ({SAMPLE} read, scaled)")
+    print(f"ratio trace now / reads before: {trace / reading:.2f}×")
+
+
+if __name__ == "__main__":
+    main()

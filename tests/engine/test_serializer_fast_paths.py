@@ -1,0 +1,79 @@
+"""The `serializer_fast_paths` speed-up writes the same bytes as moto's own serializer.
+
+Each response is read raw (the JSON body the endpoint sends) with the speed-up's two patches in
+place, then with moto's originals put back, and compared byte for byte: Step Functions' reads of
+executions that succeeded and failed (history events of every kind the pipeline makes, ISO
+timestamps), an SQS and a DynamoDB read (other services' JSON responses go through the same
+serializer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import requests
+from moto.core import serialize
+
+from onceflow.local.engine import serializer_fast_paths
+from onceflow.local.stack import LocalStack
+from onceflow.ops.executions import list_executions
+from tests.support import order, run_execution
+
+_SIGNED = (
+    "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/{service}/aws4_request, SignedHeaders=host, Signature=0"
+)
+
+
+def _raw(stack: LocalStack, service: str, target: str, version: str, body: dict[str, Any]) -> bytes:
+    response = requests.post(
+        stack.endpoint_url,
+        json=body,
+        headers={
+            "X-Amz-Target": target,
+            "Content-Type": f"application/x-amz-json-{version}",
+            "Authorization": _SIGNED.format(service=service),
+        },
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def _requests(stack: LocalStack) -> list[tuple[str, str, str, dict[str, Any]]]:
+    sfn = stack.client("stepfunctions")
+    arns = [e["executionArn"] for e in list_executions(sfn, stack.state_machine_arn)]
+    calls = [("states", "AWSStepFunctions.ListExecutions", "1.0", {"stateMachineArn": stack.state_machine_arn})]
+    for arn in arns:
+        calls.append(("states", "AWSStepFunctions.DescribeExecution", "1.0", {"executionArn": arn}))
+        calls.append(("states", "AWSStepFunctions.GetExecutionHistory", "1.0", {"executionArn": arn}))
+    calls.append(
+        ("sqs", "AmazonSQS.GetQueueAttributes", "1.0", {"QueueUrl": stack.source_queue_url, "AttributeNames": ["All"]})
+    )
+    calls.append(("dynamodb", "DynamoDB_20120810.Scan", "1.0", {"TableName": stack.processed_events_table}))
+    return calls
+
+
+def test_responses_are_byte_for_byte_those_of_motos_serializer(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_execution(stack, order("order-1"), name="new-order-1")
+    run_execution(stack, order("order-1"), name="redelivered-order-1")
+    conflict = run_execution(stack, order("order-1", amount=1), name="conflict-order-1")
+    assert conflict.status == "FAILED"  # a failure's events (TaskFailed, ExecutionFailed) are in the comparison
+    calls = _requests(stack)
+    fast = [_raw(stack, *call) for call in calls]
+    assert serialize.ResponseSerializer._serialize_type_structure is serializer_fast_paths._serialize_type_structure
+    monkeypatch.setattr(
+        serialize.ResponseSerializer, "_serialize_type_structure", serializer_fast_paths._ORIGINAL_STRUCTURE
+    )
+    monkeypatch.setattr(
+        serialize.TimestampSerializer, "_convert_timestamp_to_str", serializer_fast_paths._ORIGINAL_TIMESTAMP
+    )
+    moto_own = [_raw(stack, *call) for call in calls]
+    assert len(calls) == 9
+    for call, ours, theirs in zip(calls, fast, moto_own, strict=True):
+        assert ours == theirs, call[1]
+    histories = [body for call, body in zip(calls, fast, strict=True) if call[1].endswith("GetExecutionHistory")]
+    assert all(b'"timestamp": 17' in body for body in histories)  # epoch seconds, read from moto's ISO strings
+    assert any(b'"TaskFailed"' in body for body in histories)

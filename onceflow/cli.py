@@ -276,6 +276,7 @@ def start(
             # The reconciler's sweep, which needs no status event: at its schedule's pace, scaled.
             pipeline.run_schedule_if_anything_ended(paced=True)
             logs.publish()
+            pipeline.inbox.discard()  # the notifications' reader: kept, they would grow with every event
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")

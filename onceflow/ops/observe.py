@@ -85,6 +85,11 @@ class NotificationInbox:
         self.received.extend(drain(self._sqs, self.queue_url))
         return self.received
 
+    def discard(self) -> int:
+        """Take what was delivered off the queue without keeping it (a reader that keeps up, in a
+        long run nobody reads); returns how many."""
+        return len(drain(self._sqs, self.queue_url))
+
     def by_event_id(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for message in self.collect():

@@ -16,6 +16,7 @@ import pytest
 
 from onceflow.devtools.endpoints import Endpoints, from_environment
 from onceflow.devtools.external_stack import ExternalDeployment, _Intrinsics, _Unresolved, deploy_external
+from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.stack import LocalStack, deploy, render_definition
 from onceflow.local.template import plan_local_stack
 
@@ -63,9 +64,11 @@ def test_queues_tables_and_topic_follow_the_translated_template(deploy_by_api):
     ]["QueueArn"]
     declared = resources["SourceQueue"]["Properties"]
     visibility = declared["VisibilityTimeout"]
-    if isinstance(visibility, dict):  # {"Fn::If": ["IsExpress", <EXPRESS>, <STANDARD>]}; deployed as STANDARD
+    if isinstance(
+        visibility, dict
+    ):  # {"Fn::If": ["StarterWaits", <EXPRESS or FIFO>, <STANDARD>]}; deployed as STANDARD
         condition, _, standard = visibility["Fn::If"]
-        assert condition == "IsExpress"
+        assert condition == "StarterWaits"
         visibility = standard
     assert int(source["VisibilityTimeout"]) == visibility == stack.event_source.visibility_timeout
     assert json.loads(source["RedrivePolicy"]) == {
@@ -267,11 +270,15 @@ def test_moto_cloudformation_and_the_service_apis_make_the_same_resources(embedd
     by_api = deploy_external(api_endpoints, stack_name="onceflow-by-api")
     try:
         template = _template("onceflow-by-cfn")
+        conditions = _Intrinsics(template, {}, "onceflow-by-cfn", REGION, ACCOUNT_ID)
         types = {
             logical_id: resource["Type"]
             for logical_id, resource in template["Resources"].items()
             if resource["Type"] in _COMPARED_TYPES
+            and ("Condition" not in resource or conditions.condition(resource["Condition"]))
         }
+        left_out = {i for i, r in template["Resources"].items() if r["Type"] in _COMPARED_TYPES} - set(types)
+        assert left_out, "the defaults leave the optional subscriber out: its queues and tables are made by neither"
         summaries = by_cloudformation.client("cloudformation").list_stack_resources(StackName="onceflow-by-cfn")
         cfn_resources = {
             s["LogicalResourceId"]: s["PhysicalResourceId"]

@@ -18,6 +18,7 @@ paging, filters and projections, so the answer is moto's answer.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -109,6 +110,7 @@ def patches() -> list[Patch]:
     original_update = dynamodb_models.DynamoDBBackend.update_item
     query_signature = inspect.signature(original_query)
 
+    @functools.wraps(original_query)  # moto's signature stays visible to the shape check
     def query(self: Any, *args: Any, **kwargs: Any) -> Any:
         arguments = query_signature.bind(self, *args, **kwargs).arguments
         index_name, conditions = arguments.get("index_name"), arguments.get("hash_key_conditions") or []
@@ -123,11 +125,13 @@ def patches() -> list[Patch]:
         finally:
             del self.__dict__["all_items"]
 
+    @functools.wraps(original_put)
     def put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
         item = original_put(self, *args, **kwargs)
         _remember(self, item)
         return item
 
+    @functools.wraps(original_update)
     def update_item(self: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
         item = original_update(self, table_name, *args, **kwargs)
         if item is not None:

@@ -7,6 +7,8 @@ moto keeps, for as long as the process lives:
 - every finished worker thread, in a module-level list (TMP_THREADS) that nothing reads;
 - every model instance it ever made (each SQS message and its received copies, each DynamoDB item
   version...), in a registry kept only for its /moto-api/data.json dashboard.
+- every notification each SNS topic ever sent (`Topic.sent_notifications`), kept only for tests
+  that inspect moto's backend (issue 21: with the above, what a long run grew by per event).
 
 `Retention(max_histories)` keeps the histories of the `max_histories` most recent finished
 executions and prunes older ones: a pruned execution keeps its name, status, input, output and
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moto.core import model_instances
+from moto.sns.models import Topic, sns_backends
 from moto.stepfunctions.parser import utils as parser_utils
 from moto.stepfunctions.parser.backend import execution as parser_execution
 from moto.stepfunctions.parser.backend import execution_worker as parser_execution_worker
@@ -48,6 +51,8 @@ def moto_needs() -> list[Any]:
         need(parser_execution.BaseExecutionWorkerCommunication, "terminated"),
         need(parser_execution_worker.ExecutionWorker, "stop", "stop_date", "error", "cause"),
         need(stepfunctions_parser_backends, "values"),
+        need(sns_backends, "values"),
+        need(Topic, "__init__", "name"),  # Topic.sent_notifications: a list of every notification sent
     ]
 
 
@@ -155,6 +160,8 @@ class Retention:
             self._cursor[state_machine.arn] = max(start, end)
         parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
         model_instances.reset_model_data()
+        for topic in _topics():
+            topic.sent_notifications.clear()
         self.pruned += released
         return released
 
@@ -165,6 +172,12 @@ def _state_machines() -> list[Any]:
         for backend in list(account.values()):
             machines.extend(backend.state_machines)
     return machines
+
+
+def _topics() -> list[Any]:
+    return [
+        topic for account in list(sns_backends.values()) for b in list(account.values()) for topic in b.topics.values()
+    ]
 
 
 def _finished(execution: Any) -> bool:

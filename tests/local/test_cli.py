@@ -381,7 +381,7 @@ def test_demo_command_passes_and_writes_report_and_trace(tmp_path: Path, embedde
         terminal_width=200,
     )
     assert result.exit_code == 0, result.output
-    assert result.output.count("PASS") == 3
+    assert result.output.count("PASS") == 4  # R1–R3 and R4 (the example subscriber is subscribed)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] and report["business_rows"] == 15
     assert (tmp_path / "trace.html").stat().st_size > 10_000
@@ -396,7 +396,7 @@ def test_demo_mode_reaches_the_deployed_stack(tmp_path: Path, embedded_aws):
         assert result.output.strip().splitlines()[-1].startswith("onceflow demo: --mode EXPRESS: ")
         return
     assert result.exit_code == 0, result.output
-    assert result.output.count("PASS") == 3 and "EXPRESS: executions are not listed" in result.output
+    assert result.output.count("PASS") == 4 and "EXPRESS: executions are not listed" in result.output
     assert json.loads((tmp_path / "report.json").read_text())["mode"] == "EXPRESS"
 
 

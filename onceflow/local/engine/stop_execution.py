@@ -36,7 +36,9 @@ from moto.stepfunctions.parser.backend import execution_worker
 Patch = tuple[Any, str, Any]
 _PENDING_STOP = "_onceflow_pending_stop"
 # One lock for every worker: held only to make an environment or to stop one, both short.
-_LOCK = threading.Lock()
+# Reentrant: a second embedded AWS in the process (the demo beside the test session's) wraps the
+# already-patched environment maker again, which then takes the lock inside itself.
+_LOCK = threading.RLock()
 
 
 def moto_needs() -> list[Any]:

@@ -162,11 +162,19 @@ def dynamodb_transaction_throttled(
     return transaction_cancellations(THROTTLING_ERROR, times, position, table_contains)
 
 
-def dynamodb_throttling(times: int | None = None, operation: str = "transact_write_items") -> Any:
+def dynamodb_throttling(
+    times: int | None = None, operation: str = "transact_write_items", table_contains: str | None = None
+) -> Any:
     """A DynamoDB operation is throttled: single-item operations raise
-    ProvisionedThroughputExceededException; a transaction is cancelled with `ThrottlingError`."""
+    ProvisionedThroughputExceededException; a transaction is cancelled with `ThrottlingError`.
+    `table_contains` limits it to matching tables (AWS throttles a table, not the account's calls)."""
     if operation == "transact_write_items":
-        return dynamodb_transaction_throttled(times)
+        return dynamodb_transaction_throttled(times, table_contains=table_contains)
+
+    def applies(*args: Any, **kwargs: Any) -> bool:
+        table_name = kwargs.get("table_name", args[0] if args else "")
+        return table_contains is None or table_contains in str(table_name)
+
     return inject(
         DynamoDBBackend,
         operation,
@@ -174,6 +182,7 @@ def dynamodb_throttling(times: int | None = None, operation: str = "transact_wri
             ERROR_TYPE_PREFIX + "ProvisionedThroughputExceededException", "Injected fault: throughput exceeded"
         ),
         times=times,
+        applies=applies,
         name=f"dynamodb.{operation}:ProvisionedThroughputExceeded",
     )
 

@@ -74,7 +74,9 @@ def _fault(
     if spec.fault == "record_conflict":
         return "dynamodb.transact_write_items", faults.dynamodb_transaction_conflicts(times=spec.times)
     if spec.fault == "mark_sent_throttled":
-        return "dynamodb.update_item", faults.dynamodb_throttling(times=spec.times, operation="update_item")
+        return "dynamodb.update_item", faults.dynamodb_throttling(
+            times=spec.times, operation="update_item", table_contains="ProcessedEventsTable"
+        )
     if spec.fault == "start_execution":
         return "stepfunctions.start_execution", faults.start_execution_failures(times=spec.times)
     if spec.fault == "dead_letter_send":

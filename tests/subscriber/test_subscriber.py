@@ -145,3 +145,15 @@ def test_a_record_failing_every_delivery_ends_in_the_dead_letter_queue(subscribe
     (letter,) = dead_letters(subscriber_stack)
     assert letter.attributes["event_id"] == "order-10"  # the notification's own attributes, kept
     assert "customer-001" not in accounts(subscriber_stack)
+
+
+def test_a_records_log_keys_leave_with_it(subscriber_stack, subscriber_source, subscriber_runtime, subscriber_logs):
+    """The last record's message_id and event_id are not left on the logger: the function's later
+    lines (and, on the local stack, another function sharing the process's logger) carry none."""
+    publish(subscriber_stack, order_payload("order-k"), event_id="order-k")
+    _drain(subscriber_source)
+
+    [applied] = log_outcomes(subscriber_logs.getvalue())
+    assert applied["event_id"] == "order-k"
+    keys = subscriber_runtime.module.logger.get_current_keys()
+    assert "event_id" not in keys and "message_id" not in keys, keys

@@ -66,8 +66,16 @@ class NotificationBatch:
         self.fifo = fifo
 
     def _record(self, record: SQSRecord, outcome: BatchOutcome) -> None:
-        raw = record.raw_event
         self.logger.append_keys(message_id=record.message_id, event_id=None)
+        try:
+            self._apply(record, outcome)
+        finally:
+            # A record's keys leave with it: neither the batch's own lines nor, where functions
+            # share a process (the local stack), another function's lines carry them.
+            self.logger.remove_keys(["message_id", "event_id"])
+
+    def _apply(self, record: SQSRecord, outcome: BatchOutcome) -> None:
+        raw = record.raw_event
         try:
             notification = parse_notification(raw)
             self.logger.append_keys(event_id=notification.event_id)

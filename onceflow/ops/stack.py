@@ -48,7 +48,10 @@ class Target:
     def client(self, service: str) -> Any:
         if self.endpoint_url is not None:
             return _local_client(self.endpoint_url, self.region or LOCAL_REGION, service)
-        return boto3.client(service, region_name=self.region, config=_AWS_CONFIG)
+        region = self.region or boto3.session.Session().region_name
+        if not region:  # unset, or set empty (AWS_REGION=""), which botocore would put in the host name
+            raise NoRegionError()
+        return boto3.client(service, region_name=region, config=_AWS_CONFIG)
 
 
 # Creating a client loads botocore's endpoint data and the service model (tens of ms each); a local

@@ -440,8 +440,10 @@ def test_an_endpoint_without_its_scheme_is_named_with_the_url_to_give(args, env,
     )
 
 
-def test_status_on_aws_with_no_region_configured_says_how_to_set_one(tmp_path: Path) -> None:
-    environment = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_REGION": None, "AWS_DEFAULT_REGION": None}
+@pytest.mark.parametrize("region", [None, ""], ids=["unset", "empty"])
+def test_status_on_aws_with_no_region_configured_says_how_to_set_one(tmp_path: Path, region: str | None) -> None:
+    """An empty AWS_REGION is no region either (botocore would build `cloudformation..amazonaws.com`)."""
+    environment = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
     line = _one_line(_console("status", "--aws", env=environment), 1)
     assert line == (
         "onceflow status: no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your "

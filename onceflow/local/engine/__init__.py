@@ -12,6 +12,13 @@ from typing import Any
 Patch = tuple[Any, str, Any]
 
 
+def current(before: Iterable[Patch], owner: Any, name: str) -> Any:
+    """`owner.name` as the patches in `before` leave it (they are applied together, after the list is
+    built): the last replacement there, else moto's own attribute (None when there is none)."""
+    replaced = [value for patched, attribute, value in before if patched is owner and attribute == name]
+    return replaced[-1] if replaced else getattr(owner, name, None)
+
+
 def patches(
     speedups: bool | str | Iterable[str] = True,
     request_lock: threading.RLock | None = None,
@@ -34,6 +41,10 @@ def patches(
     from onceflow.local.engine import transact_get
 
     selected += transact_get.patches()
+    # UpdateItem answers ConsumedCapacity only when asked: onceflow/local/engine/dynamodb_responses.py.
+    from onceflow.local.engine import dynamodb_responses
+
+    selected += dynamodb_responses.patches()
     # SNS FIFO topics drop duplicates within 5 minutes and take SQS subscribers only: sns_fifo.py.
     from onceflow.local.engine import sns_fifo
 
@@ -70,6 +81,10 @@ def patches(
     from onceflow.local.engine import service_errors
 
     selected += service_errors.patches()
+    # Optimised SQS/SNS/DynamoDB results carry SdkHttpMetadata/SdkResponseMetadata: integration_metadata.py.
+    from onceflow.local.engine import integration_metadata
+
+    selected += integration_metadata.patches(selected)
     # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
     from onceflow.local.engine import sqs_fifo
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
+from onceflow.local.engine import current
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -42,14 +43,9 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     return [*unnamed_executions(before)]
 
 
-def _current(before: Sequence[Patch], owner: Any, name: str) -> Any:
-    replaced = [value for patched, attribute, value in before if patched is owner and attribute == name]
-    return replaced[-1] if replaced else getattr(owner, name)
-
-
 def unnamed_executions(before: Sequence[Patch]) -> list[Patch]:
     # The mocked integrations' `arn#TestCase` wrapper (mocking/moto_engine.py) is the one wrapped.
-    original = _current(before, StepFunctionsParserBackend, "start_execution")
+    original = current(before, StepFunctionsParserBackend, "start_execution")
 
     def start_execution(
         self: StepFunctionsParserBackend,

@@ -33,6 +33,8 @@ from moto.stepfunctions.parser.api import StateMachineType
 from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine import current
+
 Patch = tuple[Any, str, Any]
 
 START_EXECUTION_STANDARD = "StartExecution.STANDARD"
@@ -294,10 +296,6 @@ def moto_patches(switch: QuotaSwitch | None, selected: list[Patch]) -> list[Patc
     if switch is None:
         return []
 
-    def current(owner: Any, name: str) -> Any:
-        replaced = [replacement for o, n, replacement in selected if o is owner and n == name]
-        return replaced[-1] if replaced else getattr(owner, name, None)
-
     wrapped = [
         (StepFunctionResponse, "start_execution", _throttled_start),
         (StepFunctionResponse, "start_sync_execution", _throttled_sync_start),  # the engine's (sync_execution.py)
@@ -307,5 +305,5 @@ def moto_patches(switch: QuotaSwitch | None, selected: list[Patch]) -> list[Patc
     return [
         (owner, name, wrap(original, switch))
         for owner, name, wrap in wrapped
-        if (original := current(owner, name)) is not None
+        if (original := current(selected, owner, name)) is not None
     ]

@@ -1,0 +1,158 @@
+"""The embedded Step Functions' service integrations against AWS, one test per behaviour.
+
+BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it (as in
+test_conformance.py); where a test follows one of LocalStack's recordings of AWS
+(tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
+against AWS itself), its docstring names the recording. The engine's side is
+onceflow/local/engine/integration_metadata.py and dynamodb_responses.py.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+import zlib
+from typing import Any
+
+from tests.engine.harness import Account, single_state
+
+SQS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html"
+SNS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sns.html"
+DYNAMODB = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html"
+UPDATE_ITEM = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html"
+
+BEHAVIOURS: dict[str, tuple[str, str]] = {
+    "sqs:sendMessage's result carries SdkHttpMetadata (JSON body length) and SdkResponseMetadata": (
+        SQS,
+        "test_sqs_send_message_result_carries_the_http_metadata",
+    ),
+    "sns:publish's result carries SdkHttpMetadata (the XML body's length) and SdkResponseMetadata": (
+        SNS,
+        "test_sns_publish_result_carries_the_http_metadata",
+    ),
+    "dynamodb:putItem/getItem results carry SdkHttpMetadata (Server, x-amz-crc32); aws-sdk's none": (
+        DYNAMODB,
+        "test_dynamodb_results_carry_the_http_metadata_and_aws_sdk_results_none",
+    ),
+    "UpdateItem answers ConsumedCapacity only when ReturnConsumedCapacity asks for it": (
+        UPDATE_ITEM,
+        "test_update_item_answers_consumed_capacity_only_when_asked",
+    ),
+}
+
+
+def test_every_behaviour_names_an_aws_page_and_a_test():
+    here = {name for name in globals() if name.startswith("test_")}
+    for behaviour, (page, test) in BEHAVIOURS.items():
+        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
+        assert test in here, f"{behaviour}: no test named {test}"
+    assert here - {"test_every_behaviour_names_an_aws_page_and_a_test"} <= {t for _, t in BEHAVIOURS.values()}
+
+
+def _task_result(account: Account, resource: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    result = account.run(single_state({"Type": "Task", "Resource": resource, "Parameters": parameters}), {})
+    assert result.status == "SUCCEEDED", result.history
+    [succeeded] = [e["taskSucceededEventDetails"] for e in result.history if e["type"] == "TaskSucceeded"]
+    return json.loads(succeeded["output"])
+
+
+def _check_metadata(output: dict[str, Any], headers: dict[str, str]) -> None:
+    """The metadata's shape as AWS records it: the same headers once as lists, once as strings."""
+    http = output["SdkHttpMetadata"]
+    assert http["HttpStatusCode"] == 200
+    assert http["AllHttpHeaders"] == {name: [value] for name, value in http["HttpHeaders"].items()}
+    varying = {"Date", "x-amzn-RequestId", "x-amzn-requestid", "x-amz-crc32"}
+    assert {k: v for k, v in http["HttpHeaders"].items() if k not in varying} == headers
+    assert "Date" in http["HttpHeaders"] and http["HttpHeaders"]["Date"].endswith(" GMT")
+
+
+def test_sqs_send_message_result_carries_the_http_metadata(account: Account):
+    """AWS's recording (LocalStack's services/test_sqs_task_service.snapshot.json, test_send_message):
+    the result is MD5OfMessageBody, MessageId, SdkHttpMetadata {AllHttpHeaders, HttpHeaders
+    (Content-Length "106": the JSON body `{"MD5OfMessageBody":"…","MessageId":"…"}`, Content-Type
+    application/x-amz-json-1.0, connection, Date, x-amzn-RequestId), HttpStatusCode 200} and
+    SdkResponseMetadata {RequestId}, the same request id as the header."""
+    queue_url = account.client("sqs").create_queue(QueueName="conformance-metadata")["QueueUrl"]
+
+    output = _task_result(account, "arn:aws:states:::sqs:sendMessage", {"QueueUrl": queue_url, "MessageBody": "hello"})
+
+    assert set(output) == {"MD5OfMessageBody", "MessageId", "SdkHttpMetadata", "SdkResponseMetadata"}
+    _check_metadata(
+        output, {"Content-Length": "106", "Content-Type": "application/x-amz-json-1.0", "connection": "keep-alive"}
+    )
+    request_id = output["SdkResponseMetadata"]["RequestId"]
+    assert output["SdkHttpMetadata"]["HttpHeaders"]["x-amzn-RequestId"] == str(uuid.UUID(request_id))
+
+
+def test_sns_publish_result_carries_the_http_metadata(account: Account):
+    """AWS's recording (LocalStack's services/test_sns_task_service.snapshot.json, test_publish_base):
+    MessageId and the metadata, Content-Type text/xml, Content-Length "294" (the query protocol's
+    PublishResponse for a UUID message id and request id)."""
+    topic_arn = account.client("sns").create_topic(Name="conformance-metadata")["TopicArn"]
+
+    output = _task_result(account, "arn:aws:states:::sns:publish", {"TopicArn": topic_arn, "Message": "hello"})
+
+    assert set(output) == {"MessageId", "SdkHttpMetadata", "SdkResponseMetadata"}
+    _check_metadata(output, {"Content-Length": "294", "Content-Type": "text/xml", "connection": "keep-alive"})
+    assert output["SdkHttpMetadata"]["HttpHeaders"]["x-amzn-RequestId"] == output["SdkResponseMetadata"]["RequestId"]
+
+
+def test_dynamodb_results_carry_the_http_metadata_and_aws_sdk_results_none(account: Account):
+    """AWS's recording (LocalStack's services/test_dynamodb_task_service.snapshot.json,
+    test_base_integrations[DYNAMODB_PUT_GET_ITEM]): putItem's result is the metadata alone
+    (Content-Length "2": `{}`), getItem's the Item and the metadata (Content-Length "53"), headers
+    Connection, Content-Type, Date, Server "Server", x-amz-crc32 (the body's CRC32) and the request
+    id (lower case for GetItem); the aws-sdk query of the same recording carries no metadata."""
+    dynamodb = account.client("dynamodb")
+    dynamodb.create_table(
+        TableName="conformance-metadata",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    item = {"data": {"S": "HelloWorld"}, "id": {"S": "id1"}}
+    table = {"TableName": "conformance-metadata"}
+    dynamo_headers = {"Connection": "keep-alive", "Content-Type": "application/x-amz-json-1.0", "Server": "Server"}
+
+    put = _task_result(account, "arn:aws:states:::dynamodb:putItem", {**table, "Item": item})
+    got = _task_result(account, "arn:aws:states:::dynamodb:getItem", {**table, "Key": {"id": {"S": "id1"}}})
+    queried = _task_result(
+        account,
+        "arn:aws:states:::aws-sdk:dynamodb:query",
+        {**table, "KeyConditionExpression": "id = :id", "ExpressionAttributeValues": {":id": {"S": "id1"}}},
+    )
+
+    assert set(put) == {"SdkHttpMetadata", "SdkResponseMetadata"}
+    _check_metadata(put, {**dynamo_headers, "Content-Length": "2"})
+    assert put["SdkHttpMetadata"]["HttpHeaders"]["x-amz-crc32"] == str(zlib.crc32(b"{}"))
+    assert put["SdkHttpMetadata"]["HttpHeaders"]["x-amzn-RequestId"] == put["SdkResponseMetadata"]["RequestId"]
+    assert got["Item"] == item
+    _check_metadata(got, {**dynamo_headers, "Content-Length": "53"})
+    assert "x-amzn-requestid" in got["SdkHttpMetadata"]["HttpHeaders"]
+    assert "SdkHttpMetadata" not in queried and "SdkResponseMetadata" not in queried
+    assert queried["Items"] == [item]
+
+
+def test_update_item_answers_consumed_capacity_only_when_asked(account: Account):
+    """UpdateItem: "ConsumedCapacity ... is only returned if the ReturnConsumedCapacity parameter
+    was specified" (AWS's recording: LocalStack's services/test_aws_sdk_task_service.snapshot.json,
+    test_dynamodb_put_update_get_item: the aws-sdk updateItem result has no ConsumedCapacity)."""
+    dynamodb = account.client("dynamodb")
+    dynamodb.create_table(
+        TableName="conformance-capacity",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    update = {
+        "TableName": "conformance-capacity",
+        "Key": {"id": {"S": "id1"}},
+        "UpdateExpression": "SET v = :v",
+        "ExpressionAttributeValues": {":v": {"S": "x"}},
+    }
+
+    plain = dynamodb.update_item(**update)
+    asked = dynamodb.update_item(**update, ReturnConsumedCapacity="TOTAL")
+
+    assert "ConsumedCapacity" not in plain
+    assert asked["ConsumedCapacity"]["TableName"] == "conformance-capacity"

@@ -416,8 +416,8 @@ def _parameters(mode: str, source: str) -> dict[str, str] | None:
     parameters = (
         {"DeploySubscriber": "true"} if mode == "STANDARD" else {"StateMachineType": mode, "DeploySubscriber": "true"}
     )
-    if source == "FIFO":  # Lambda allows no batching window with a FIFO queue
-        parameters.update(SourceQueueType="FIFO", MaximumBatchingWindowInSeconds="0")
+    if source == "FIFO":  # the batching window's default gives a FIFO source none (Lambda allows none)
+        parameters.update(SourceQueueType="FIFO")
     return parameters or None
 
 

@@ -73,40 +73,21 @@ def poison_bodies(count: int) -> list[str]:
     return [kinds[i % len(kinds)] for i in range(count)]
 
 
-class CrashSwitch:
-    """Wraps the starter: when armed, the next batch crashes after StartExecution, before the ack."""
+class CrashAfterBatch:
+    """Wraps a function's invoke: when armed, its next batch crashes after the function's work,
+    before the acknowledgement (SQS delivers the batch again)."""
 
-    def __init__(self, log: FaultLog):
+    def __init__(self, log: FaultLog, fault: str, message: str):
         self.armed = False
-        self.log = log
+        self.log, self.fault, self.message = log, fault, message
 
     def wrap(self, invoke: Invoke) -> Invoke:
         def wrapped(event: dict[str, Any]) -> dict[str, Any]:
             response = invoke(event)
             if self.armed:
                 self.armed = False
-                self.log.add("starter crash after StartExecution, before ack", 1)
-                raise RuntimeError("injected crash after StartExecution")
-            return response
-
-        return wrapped
-
-
-class SubscriberCrash:
-    """Wraps the subscriber: when armed, its next batch crashes after its writes, before the
-    acknowledgement (SQS delivers the batch again; each record is then a duplicate)."""
-
-    def __init__(self, log: FaultLog):
-        self.armed = False
-        self.log = log
-
-    def wrap(self, invoke: Invoke) -> Invoke:
-        def wrapped(event: dict[str, Any]) -> dict[str, Any]:
-            response = invoke(event)
-            if self.armed:
-                self.armed = False
-                self.log.add("subscriber crash after its write, before the ack", 1)
-                raise RuntimeError("injected subscriber crash after the write")
+                self.log.add(self.fault, 1)
+                raise RuntimeError(self.message)
             return response
 
         return wrapped
@@ -250,8 +231,12 @@ def run_demo(
     """Run the demo; on `aws` if given (it is reset first), else on a new embedded AWS."""
     rng = random.Random(options.seed)
     log = FaultLog()
-    crash = CrashSwitch(log)
-    subscriber_crash = SubscriberCrash(log)
+    crash = CrashAfterBatch(
+        log, "starter crash after StartExecution, before ack", "injected crash after StartExecution"
+    )
+    subscriber_crash = CrashAfterBatch(  # each record of the batch delivered again is then a duplicate
+        log, "subscriber crash after its write, before the ack", "injected subscriber crash after the write"
+    )
     if aws is None:
         aws = EmbeddedAws(time_scale=options.time_scale).start()
     else:

@@ -2,7 +2,7 @@
 
 Honours the template's batch size and batching window, the queue's visibility timeout (failed
 records become visible again when it runs out, scaled by `time_scale` so a local run does not
-wait minutes) and partial batch responses (`batchItemFailures`). The queue's redrive policy
+wait minutes, or on a given clock of simulated seconds: a benchmark's virtual clock) and partial batch responses (`batchItemFailures`). The queue's redrive policy
 (maxReceiveCount) is applied by the embedded SQS itself on receive, as SQS does.
 
 A FIFO source needs nothing more here: the embedded SQS (moto's FIFO queues, with
@@ -25,6 +25,9 @@ from typing import Any
 from onceflow.local.stack import EventSourceSettings
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
+# With a clock, a failed record stays invisible this long in real seconds unless released first
+# (SQS caps a message's total visibility at 12 hours from its receive).
+HELD_INVISIBLE_SECONDS = 3_600
 
 
 @dataclass
@@ -71,7 +74,10 @@ class SqsEventSource:
         time_scale: float = 0.0,
         region: str = "us-east-1",
         keep_acknowledged: bool = True,
+        clock: Callable[[], float] | None = None,
     ):
+        """`clock`: simulated seconds; when given, a failed record's visibility timeout runs out on
+        it (`release_due`) instead of on SQS's real seconds scaled by `time_scale`."""
         self.sqs = sqs
         self.queue_url = queue_url
         self.queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
@@ -86,6 +92,8 @@ class SqsEventSource:
         # A long-running `onceflow start` keeps none (they would grow with every message).
         self.keep_acknowledged = keep_acknowledged
         self.acknowledged_records: list[dict[str, Any]] = []
+        self.clock = clock
+        self.invisible_until: list[tuple[float, str]] = []  # (simulated time, receipt handle), with `clock`
 
     def _receive_batch(self) -> list[dict[str, Any]]:
         batch: list[dict[str, Any]] = []
@@ -107,15 +115,32 @@ class SqsEventSource:
         return batch
 
     def _let_visibility_expire(self, messages: list[dict[str, Any]]) -> None:
-        """What SQS does once the visibility timeout runs out, fast-forwarded by time_scale."""
-        seconds = round(self.settings.visibility_timeout * self.time_scale)
+        """What SQS does once the visibility timeout runs out, fast-forwarded by time_scale (or on `clock`)."""
+        if self.clock is not None:
+            due = self.clock() + self.settings.visibility_timeout
+            self.invisible_until.extend((due, message["ReceiptHandle"]) for message in messages)
+            seconds = HELD_INVISIBLE_SECONDS  # until release_due makes it visible
+        else:
+            seconds = round(self.settings.visibility_timeout * self.time_scale)
         for message in messages:
             self.sqs.change_message_visibility(
                 QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=seconds
             )
 
+    def release_due(self) -> int:
+        """With `clock`: failed records whose visibility timeout ran out become visible again."""
+        if self.clock is None:
+            return 0
+        now = self.clock()
+        due = [handle for until, handle in self.invisible_until if until <= now]
+        self.invisible_until = [(until, handle) for until, handle in self.invisible_until if until > now]
+        for handle in due:
+            self.sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+        return len(due)
+
     def poll_once(self) -> int:
         """One batch: receive, invoke, settle. Returns how many records were in it."""
+        self.release_due()
         messages = self._receive_batch()
         if not messages:
             return 0

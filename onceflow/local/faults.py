@@ -19,6 +19,8 @@ from moto.sns.models import SNSBackend
 from moto.sqs.exceptions import SQSException
 from moto.sqs.models import SQSBackend
 
+from onceflow_common.status_change import event_id_of
+
 
 @dataclass
 class Fault:
@@ -203,16 +205,21 @@ def sqs_send_failures(queue_url_contains: str, times: int | None = None) -> Any:
     )
 
 
-def start_execution_failures(times: int | None = None) -> Any:
-    """StartExecution is denied (not retried by boto3, so each invocation fails exactly once)."""
+def start_execution_failures(times: int | None = None, event_id: str | None = None) -> Any:
+    """StartExecution is denied (not retried by boto3, so each invocation fails exactly once);
+    with `event_id`, only the executions of that event (the `event_id` of the starter's input)."""
     from moto.core.exceptions import AWSError
     from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    def applies(state_machine_arn: str, name: str | None = None, execution_input: str | None = None, *_: Any) -> bool:
+        return event_id is None or event_id_of(execution_input) == event_id
 
     return inject(
         StepFunctionsParserBackend,
         "start_execution",
         lambda: AWSError("Injected fault: not authorized", exception_type="AccessDeniedException"),
         times=times,
+        applies=applies,
         name="stepfunctions.start_execution:AccessDeniedException",
     )
 

@@ -4,6 +4,11 @@ The handler's code directory and its layers' directories go on sys.path (Lambda 
 layer's content on the path too), the environment is the one the template gives the function,
 and the handler module is loaded under a name of its own per function, since every function's
 handler file is called `app.py`.
+
+A module is loaded once per process, while every deploy reads template.yaml and the state machine
+from disk again: if the function's code changed on disk since it was loaded (a merge or checkout
+during a long test run), the process would run the old code against the new template and
+definition, and its failures would look like the pipeline's. Loading it again then refuses, saying so.
 """
 
 from __future__ import annotations
@@ -41,13 +46,31 @@ class FunctionLoadError(RuntimeError):
     pass
 
 
+# The code each loaded handler module was loaded from: (path, size, mtime) of every Python file.
+Stamp = tuple[tuple[str, int, int], ...]
+_loaded_from: dict[str, Stamp] = {}
+
+
+def source_stamp(function: LocalFunction) -> Stamp:
+    """The function's code as it is on disk now (its code directory and its layers)."""
+    files = sorted(path for directory in (function.code_dir, *function.layer_dirs) for path in directory.rglob("*.py"))
+    return tuple((str(path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files)
+
+
 def _load_handler_module(function: LocalFunction) -> ModuleType:
     for directory in (function.code_dir, *function.layer_dirs):
         if str(directory) not in sys.path:
             sys.path.insert(0, str(directory))
     module_file, _, _ = function.handler.rpartition(".")
     unique_name = f"onceflow_function_{function.code_dir.name}_{module_file}"
+    stamp = source_stamp(function)
     if unique_name in sys.modules:
+        if _loaded_from.get(unique_name, stamp) != stamp:
+            raise FunctionLoadError(
+                f"{function.logical_id}: the code in {function.code_dir} or its layers changed on disk since this "
+                "process loaded it; restart the process (it would run the old code against the template and "
+                "state machine deployed from the new files)"
+            )
         return sys.modules[unique_name]
     path = function.code_dir / (module_file.replace(".", "/") + ".py")
     spec = importlib.util.spec_from_file_location(unique_name, path)
@@ -55,6 +78,7 @@ def _load_handler_module(function: LocalFunction) -> ModuleType:
         raise FunctionLoadError(f"{function.logical_id}: cannot load handler module {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[unique_name] = module
+    _loaded_from[unique_name] = stamp
     try:
         spec.loader.exec_module(module)
     except BaseException:

@@ -53,6 +53,7 @@ _RULE_OUTPUT = "SafetyNetRuleName"
 # Lambda retries a failed asynchronous invocation twice
 # (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
 ASYNC_ATTEMPTS = 3
+SWEEP_PAGE_SIZE = 25  # ListExecutions per request of a sweep; more pages only when more started since
 
 
 class SafetyNetError(RuntimeError):
@@ -266,7 +267,10 @@ class SafetyNet:
         """The executions that started at the horizon or later, newest first (ListExecutions' order),
         and the next horizon: the oldest of them still running (or the newest, if none runs)."""
         listed: list[dict[str, Any]] = []
-        pages = self._sfn.get_paginator("list_executions").paginate(stateMachineArn=self.stack.state_machine_arn)
+        # Small pages: an idle sweep (five a second) needs only the newest execution, not 100 of them.
+        pages = self._sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=self.stack.state_machine_arn, PaginationConfig={"PageSize": SWEEP_PAGE_SIZE}
+        )
         for page in pages:
             fresh = [e for e in page["executions"] if self._horizon is None or e["startDate"] >= self._horizon]
             listed.extend(fresh)

@@ -9,6 +9,8 @@ delays the execution instead of failing it. SNS Publish over the quota answers `
 
 from __future__ import annotations
 
+import threading
+
 import boto3
 import pytest
 from botocore.config import Config
@@ -24,6 +26,7 @@ from onceflow.local.engine.quotas import (
     BucketSpec,
     EngineQuotas,
     QuotaClock,
+    VirtualClock,
 )
 
 PASS = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "B"}, "B": {"Type": "Pass", "End": True}}}
@@ -127,3 +130,27 @@ def test_sustained_step_functions_throttling_fault_counts_each_refusal(account):
     sfn.start_execution(stateMachineArn=machine, name="after")
     assert (fault.calls, fault.injected) == (3, 3)
     assert [e["name"] for e in sfn.list_executions(stateMachineArn=machine)["executions"]] == ["after"]
+
+
+def test_on_a_virtual_clock_a_throttled_transition_waits_until_the_driver_advances_it(account):
+    """A benchmark's clock (benchmarks/capacity_bad_day.py): time moves only when advanced, so an
+    execution throttled on its transitions waits however long the machine takes, and the driver
+    sees it waiting (and until when) before it moves time on."""
+    clock = VirtualClock()
+    quotas = EngineQuotas({STATE_TRANSITION_STANDARD: BucketSpec(bucket=1, refill_per_second=2)}, clock)
+    machine = account.state_machine(PASS)
+    with account.aws.enforcing(quotas):
+        execution = account.start(machine)
+        waiting = threading.Event()
+        for _ in range(1000):  # until the execution's thread reaches the clock (bounded: 10 s)
+            if clock.sleeping() == 1 or waiting.wait(0.01):
+                break
+        assert clock.sleeping() == 1 and clock.next_wake() == pytest.approx(0.5)
+        assert account.describe(execution)["status"] == "RUNNING"  # B waits: no time has passed
+        assert clock.now() == 0.0
+        clock.advance(0.5)
+        for _ in range(1000):
+            if account.describe(execution)["status"] != "RUNNING" or waiting.wait(0.01):
+                break
+    assert account.describe(execution)["status"] == "SUCCEEDED"
+    assert clock.sleeping() == 0 and clock.now() == pytest.approx(0.5)

@@ -1,6 +1,6 @@
 """The `serializer_fast_paths` speed-up writes the same bytes as moto's own serializer.
 
-Each response is read raw (the JSON body the endpoint sends) with the speed-up's two patches in
+Each response is read raw (the JSON body the endpoint sends) with the speed-up's three patches in
 place, then with moto's originals put back, and compared byte for byte: Step Functions' reads of
 executions that succeeded and failed (history events of every kind the pipeline makes, ISO
 timestamps), an SQS and a DynamoDB read (other services' JSON responses go through the same
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 from moto.core import serialize
+from moto.core.responses import BaseResponse
 
 from onceflow.local.engine import serializer_fast_paths
 from onceflow.local.stack import LocalStack
@@ -70,6 +71,7 @@ def test_responses_are_byte_for_byte_those_of_motos_serializer(
     monkeypatch.setattr(
         serialize.TimestampSerializer, "_convert_timestamp_to_str", serializer_fast_paths._ORIGINAL_TIMESTAMP
     )
+    monkeypatch.setattr(BaseResponse, "_enrich_response", staticmethod(serializer_fast_paths._ORIGINAL_ENRICH))
     moto_own = [_raw(stack, *call) for call in calls]
     assert len(calls) == 9
     for call, ours, theirs in zip(calls, fast, moto_own, strict=True):
@@ -77,3 +79,5 @@ def test_responses_are_byte_for_byte_those_of_motos_serializer(
     histories = [body for call, body in zip(calls, fast, strict=True) if call[1].endswith("GetExecutionHistory")]
     assert all(b'"timestamp": 17' in body for body in histories)  # epoch seconds, read from moto's ISO strings
     assert any(b'"TaskFailed"' in body for body in histories)
+    listed = fast[0]  # ListExecutions: moto keeps its dates as aware datetimes, written as epoch seconds
+    assert calls[0][1].endswith("ListExecutions") and b'"startDate": 17' in listed and b'"stopDate": 17' in listed

@@ -4,7 +4,7 @@ AWS: StopExecution ends a running execution with an `ExecutionAborted` event car
 cause (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html;
 LocalStack's AWS-validated recording `tests/aws/services/stepfunctions/v2/test_sfn_api.snapshot.json`,
 `test_stop_execution`: ExecutionStarted, WaitStateEntered, ExecutionAborted). moto's execution
-thread had two windows in which a stop lost that (onceflow/local/engine/stop_execution.py); each
+thread had windows in which a stop lost that (onceflow/local/engine/stop_execution.py); each
 test here holds the thread in one of them, so the race happens every time, not one run in seven.
 """
 
@@ -86,3 +86,39 @@ def test_a_stop_before_the_execution_thread_has_begun_is_in_the_history(
     assert result.history[-1]["executionAbortedEventDetails"] == REASON
     described = account.describe(result.arn)
     assert (described.get("error"), described.get("cause")) == (REASON["error"], REASON["cause"])
+
+
+def test_a_stop_right_after_a_redrive_is_in_the_history(account: Account, monkeypatch: pytest.MonkeyPatch):
+    """RedriveExecution runs the program again from the failed state on a thread of its own
+    (engine/redrive_execution.py): a stop before that thread begins the program's body ends the
+    redriven execution ABORTED with ExecutionAborted after ExecutionRedriven, as for a first run
+    (https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html: a redriven
+    execution is stopped as any running one)."""
+    state_machine = account.state_machine(single_state({"Type": "Fail", "Error": "Once", "Cause": "fails"}))
+    arn = account.start(state_machine, {})
+    assert wait_for(account.sfn, arn, timeout=10).status == "FAILED"
+    reached, released = threading.Event(), threading.Event()
+
+    def holding(original: Any) -> Any:
+        def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(self, Program) and not reached.is_set():
+                reached.set()
+                assert released.wait(10)
+            return original(self, *args, **kwargs)
+
+        return held
+
+    for owner, name in [(EvalComponent, "eval"), (Program, "_eval_body")]:
+        monkeypatch.setattr(owner, name, holding(getattr(owner, name)))
+    try:
+        account.sfn.redrive_execution(executionArn=arn)
+        assert reached.wait(10)
+        account.sfn.stop_execution(executionArn=arn, **REASON)
+    finally:
+        released.set()
+    result = wait_for(account.sfn, arn, timeout=10)
+
+    assert result.status == "ABORTED"
+    types = [e["type"] for e in result.history]
+    assert types[types.index("ExecutionRedriven") :] == ["ExecutionRedriven", "ExecutionAborted"]
+    assert result.history[-1]["executionAbortedEventDetails"] == REASON

@@ -19,6 +19,7 @@ from moto.sqs.models import SQSBackend
 
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts
 from onceflow.local import faults
+from onceflow.local import safety_net as safety_net_module
 from onceflow.local.faults import sns_publish_failures, sqs_send_failures
 from onceflow.local.safety_net import ASYNC_ATTEMPTS, SafetyNet, ScheduledRuns
 from onceflow.local.template import load_sam_template
@@ -181,6 +182,28 @@ def test_sweeps_report_each_ended_execution_once_and_route_no_success(stack, eve
     assert [(c.status, c.routed) for c in first.changes] == [("SUCCEEDED", False)]
     assert second.changes == []
     assert drain(sqs, stack.dead_letter_queue_url) == []
+
+
+def test_a_sweep_reports_every_execution_that_ended_since_the_last_even_past_one_page(
+    stack, event_source, safety_net, monkeypatch
+):
+    """A sweep reads ListExecutions in small pages, newest first, down to its horizon: more ended
+    executions than a page holds are all reported, each once."""
+    monkeypatch.setattr(safety_net_module, "SWEEP_PAGE_SIZE", 2)
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-first")))
+    event_source.run_until_empty()
+    wait_for_all(sfn, stack.state_machine_arn)
+    [first] = [c.execution_arn for c in safety_net.sweep().changes]  # the horizon is now that execution
+    for n in range(5):
+        sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order(f"order-{n}")))
+    event_source.run_until_empty()
+    later = {r.arn for r in wait_for_all(sfn, stack.state_machine_arn)} - {first}
+
+    reported = [c.execution_arn for c in safety_net.sweep().changes]
+
+    assert len(later) == 5 and sorted(reported) == sorted(later)
+    assert safety_net.sweep().changes == []
 
 
 def test_a_status_change_the_reconciler_fails_on_goes_to_the_targets_dead_letter_queue(stack, event_source, interrupts):

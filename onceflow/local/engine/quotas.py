@@ -11,7 +11,8 @@ task sees as `SNS.ThrottledException`.
 
 The buckets refill on a `QuotaClock`: simulated seconds, the real time elapsed divided by the
 engine's `time_scale` (plus whatever was advanced by hand); with `time_scale` 0 (tests) time moves
-only when advanced, and a delayed transition advances it by its own delay. Figures come from
+only when advanced, and a delayed transition advances it by its own delay. A `VirtualClock` (a
+benchmark's) moves only when its driver advances it, and a delayed transition waits for that. Figures come from
 onceflow/devtools/capacity/quotas.json (`onceflow.devtools.capacity.engine_quotas`), optionally
 scaled down with the clock by a benchmark. DynamoDB throughput is not enforced here (the fault
 kinds in onceflow/local/faults.py inject its throttling).
@@ -76,6 +77,45 @@ class QuotaClock:
             self.advance(seconds)
 
 
+class VirtualClock(QuotaClock):
+    """Simulated seconds that pass only when `advance`d, whatever the machine's speed: a benchmark's
+    clock. A thread that sleeps on it (a throttled transition) waits until the driver (the
+    benchmark's loop) advances it past its wake-up time; `sleeping` and `next_wake` let the driver
+    see that every such thread waits, and when the first would wake."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self._moved = threading.Condition(self._lock)
+        self._wakes: dict[int, float] = {}  # sleeping thread -> its wake-up time
+
+    def now(self) -> float:
+        with self._lock:
+            return self._advanced
+
+    def advance(self, seconds: float) -> None:
+        with self._moved:
+            self._advanced += max(0.0, seconds)
+            self._moved.notify_all()
+
+    def sleep(self, seconds: float) -> None:
+        me = threading.get_ident()
+        with self._moved:
+            self._wakes[me] = self._advanced + seconds
+            try:
+                while self._advanced < self._wakes[me]:
+                    self._moved.wait(timeout=1.0)
+            finally:
+                del self._wakes[me]
+
+    def sleeping(self) -> int:
+        with self._lock:
+            return len(self._wakes)
+
+    def next_wake(self) -> float | None:
+        with self._lock:
+            return min(self._wakes.values(), default=None)
+
+
 @dataclass(frozen=True)
 class BucketSpec:
     bucket: float
@@ -103,13 +143,13 @@ class TokenBucket:
         self.tokens = min(self.spec.bucket, self.tokens + (now - self.updated) * self.spec.refill_per_second)
         self.updated = now
 
-    def take(self) -> bool:
-        """One token, or False (counted as throttled)."""
+    def take(self, tokens: float = 1.0) -> bool:
+        """`tokens` at once, or False (counted as throttled)."""
         with self._lock:
             self.calls += 1
             self._refill()
-            if self.tokens >= 1:
-                self.tokens -= 1
+            if self.tokens >= tokens:
+                self.tokens -= tokens
                 return True
             self.throttled += 1
             return False

@@ -26,6 +26,7 @@ import datetime
 import json
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -37,7 +38,7 @@ from moto.stepfunctions.parser.api import (
     HistoryEventType,
     StateMachineType,
 )
-from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+from moto.stepfunctions.parser.asl.component.program.program import Program
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
@@ -173,10 +174,13 @@ class RedriveWorker(ExecutionWorker):
     def _execution_logic(self) -> None:
         program = self._get_evaluation_entrypoint()
         self.env.states.reset(input_value=self._state_input)
-        self.env.next_state_name = self._state_name
+        with suppress(RuntimeError):  # stopped already: no state runs, the body records ExecutionAborted
+            self.env.next_state_name = self._state_name
         timeout = program.timeout_seconds.timeout_seconds if program.timeout_seconds else None
-        # moto's Program.eval, started at the unsuccessful state instead of StartAt.
-        evaluation = threading.Thread(target=EvalComponent.eval, args=(program, self.env), daemon=True)
+        # moto's Program.eval, started at the unsuccessful state instead of StartAt; the body is run
+        # even when a stop came first (EvalComponent.eval would skip it, and ExecutionAborted with
+        # it), as stop_execution.py does for a first run.
+        evaluation = threading.Thread(target=program._eval_body, args=(self.env,), daemon=True)
         TMP_THREADS.append(evaluation)
         evaluation.start()
         evaluation.join(timeout=timeout)
@@ -276,6 +280,7 @@ def moto_needs() -> list[Any]:
             "mock_test_case",
         ),
         need(ExecutionWorker, "_get_evaluation_entrypoint"),
+        need(Program, "_eval_body", "env"),
         need(ExecutionWorker, "_get_evaluation_environment"),
         need(ExecutionWorker, "_execution_logic"),
         need(ExecutionWorker, "start"),

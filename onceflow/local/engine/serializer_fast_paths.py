@@ -1,4 +1,4 @@
-"""The `serializer_fast_paths` speed-up: two costs of moto's response serializer, paid per value.
+"""The `serializer_fast_paths` speed-up: three costs of moto's response path, paid per value.
 
 - Member keys. moto finds each structure member's value through its alias providers, built
   afresh for every member of every structure it writes (five provider objects and a generator
@@ -10,7 +10,13 @@
 - Timestamps. moto's Step Functions keeps event timestamps as ISO 8601 strings, and the
   serializer parses each with dateutil (about 0.2 ms); a string of the exact form
   `YYYY-MM-DDTHH:MM:SS[.ffffff](Z|+HH:MM)` is parsed with `datetime.fromisoformat` here instead,
-  which reads it to the same instant; any other value takes moto's path.
+  which reads it to the same instant; an aware `datetime` written as epoch seconds (JSON
+  protocols: ListExecutions' start and stop dates, thousands to a page) is converted with integer
+  arithmetic instead of dateutil's `astimezone(tzutc())` and `timetuple()`; any other value takes
+  moto's path.
+- Request ids. moto runs a regular expression over every response body to put the request id
+  into an XML `<RequestId>` element; a body without that element (every JSON response) is left as
+  it is, which is what the substitution does to it, without reading it through.
 
 Together: GetExecutionHistory of a 17-event history went from about 28 to about 10 ms of CPU
 (client included), DescribeExecution and ListExecutions from milliseconds per execution to a
@@ -23,16 +29,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.model import Shape, StructureShape
 from moto.core import serialize
+from moto.core.responses import BaseResponse
 
 Patch = tuple[Any, str, Any]
 
 _ORIGINAL_STRUCTURE = serialize.ResponseSerializer._serialize_type_structure
 _ORIGINAL_TIMESTAMP = serialize.TimestampSerializer._convert_timestamp_to_str
+_ORIGINAL_ENRICH = BaseResponse._enrich_response
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ISO_8601 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)")
 Member = tuple[str, Shape, tuple[str, ...]]  # member key, its shape, the keys to try in moto's order
 
@@ -57,6 +66,8 @@ def moto_needs() -> list[Any]:
         need(serialize, "AttributePickerContext"),
         need(serialize.TimestampSerializer, "_convert_timestamp_to_str", "value", "timestamp_format"),
         need(serialize, "MISSING"),
+        need(serialize.TimestampSerializer, "_timestamp_unixtimestamp", "value"),
+        need(BaseResponse, "_enrich_response", "headers", "body"),
     ]
 
 
@@ -112,13 +123,26 @@ def _serialize_type_structure(self: Any, serialized: Any, value: Any, shape: Str
 
 
 def _convert_timestamp_to_str(self: Any, value: Any, timestamp_format: str) -> Any:
+    if type(value) is datetime and value.tzinfo is not None and timestamp_format.lower() == "unixtimestamp":
+        since = value - _EPOCH  # exact: days, seconds and microseconds of UTC
+        seconds = since.days * 86_400 + since.seconds
+        # moto's: whole seconds, plus milliseconds (truncated) when there is a fraction
+        return seconds + (since.microseconds // 1000) / 1000.0 if since.microseconds else seconds
     if type(value) is str and _ISO_8601.fullmatch(value):
         return getattr(self, f"_timestamp_{timestamp_format.lower()}")(datetime.fromisoformat(value))
     return _ORIGINAL_TIMESTAMP(self, value, timestamp_format)
+
+
+def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
+    if isinstance(body, str) and "<RequestId>" not in body:
+        headers, _ = _ORIGINAL_ENRICH(headers, "")  # the headers' part (status, request id) as moto does it
+        return headers, body
+    return _ORIGINAL_ENRICH(headers, body)
 
 
 def patches() -> list[Patch]:
     return [
         (serialize.ResponseSerializer, "_serialize_type_structure", _serialize_type_structure),
         (serialize.TimestampSerializer, "_convert_timestamp_to_str", _convert_timestamp_to_str),
+        (BaseResponse, "_enrich_response", staticmethod(_enrich_response)),
     ]

@@ -38,7 +38,9 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   of every structure it writes, present or not (a history event has about 60), and parses every
   ISO timestamp with dateutil; here the keys are computed once per shape and exact ISO strings
   read with datetime.fromisoformat (serializer_fast_paths.py): GetExecutionHistory went from
-  about 28 to 10 ms, ListExecutions and DescribeExecution to a fraction of a ms per execution.
+  about 28 to 10 ms, ListExecutions and DescribeExecution to a fraction of a ms per execution;
+  aware datetimes written as epoch seconds with integer arithmetic, and JSON bodies spared moto's
+  XML request-id substitution (a ListExecutions page of 400: 1.17x cheaper, client included).
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.

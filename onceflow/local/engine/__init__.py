@@ -73,10 +73,18 @@ def patches(
     from onceflow.local.engine import sync_execution
 
     selected += sync_execution.moto_patches(request_lock)
+    # $$.Execution.StartTime as ISO text, $$.Execution.RedriveCount: onceflow/local/engine/context_object.py.
+    from onceflow.local.engine import context_object
+
+    selected += context_object.patches(selected)
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 
     selected += execution_api.patches(selected)
+    # Create/Update/DescribeStateMachine as AWS answers them (idempotency, revisionId): state_machine_api.py.
+    from onceflow.local.engine import state_machine_api
+
+    selected += state_machine_api.patches()
     # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
     from onceflow.local.engine import service_errors
 

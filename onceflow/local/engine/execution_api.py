@@ -4,6 +4,17 @@
   `None`: a second unnamed start fails with ExecutionAlreadyExists and `$$.Execution.Name` is null).
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
   ("If you don't provide a name for the execution, Step Functions automatically generates a UUID").
+- execution_data_details: DescribeExecution answers `inputDetails` {included: true} (and
+  `outputDetails` with the output), as AWS does for a STANDARD execution.
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html;
+  AWS's recording: LocalStack's test_sfn_api.snapshot.json (test_describe_execution).
+- reverse_history: GetExecutionHistory honours `reverseOrder` (moto answered oldest first always).
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetExecutionHistory.html;
+  AWS's recording: LocalStack's test_sfn_api.snapshot.json (test_get_execution_history_reversed).
+- arn_prefix: an ARN that does not start with `arn:` is InvalidArn "Invalid Arn: 'Invalid ARN
+  prefix: <arn>'" for every API (moto: "Invalid State Machine Arn: ..." or, for an execution,
+  "Execution Does Not Exist: ..." under the InvalidArn code). AWS's recording: LocalStack's
+  test_sfn_api.snapshot.json (test_describe_invalid_arn_sm, test_describe_execution_invalid_arn, ...).
 
 Each has a conformance test in tests/engine/test_conformance.py citing the page (or the AWS
 recording) it follows.
@@ -16,7 +27,10 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from moto.stepfunctions.exceptions import InvalidArn
+from moto.stepfunctions.models import StepFunctionBackend
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.responses import StepFunctionResponse
 
 from onceflow.local.engine import current
 from onceflow.local.engine.shape import Need, need
@@ -33,14 +47,18 @@ def moto_needs() -> list[Need]:
             "name",
             "execution_input",
             "trace_header",
-        )
+        ),
+        need(StepFunctionResponse, "describe_execution"),
+        need(StepFunctionResponse, "get_execution_history"),
+        need(StepFunctionResponse, "_get_param"),
+        need(StepFunctionBackend, "_validate_arn", "arn", "regex", "invalid_msg"),
     ]
 
 
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     """`before`: the patches listed ahead of these (they are applied together, after the list is
     built): a replacement of the same attribute there is the one wrapped."""
-    return [*unnamed_executions(before)]
+    return [*unnamed_executions(before), *execution_data_details(before), *reverse_history(), *arn_prefix()]
 
 
 def unnamed_executions(before: Sequence[Patch]) -> list[Patch]:
@@ -60,3 +78,42 @@ def unnamed_executions(before: Sequence[Patch]) -> list[Patch]:
     functools.update_wrapper(start_execution, original)
 
     return [(StepFunctionsParserBackend, "start_execution", start_execution)]
+
+
+def execution_data_details(before: Sequence[Patch]) -> list[Patch]:
+    original = current(before, StepFunctionResponse, "describe_execution")  # strict.py's compact output
+
+    def describe_execution(self: StepFunctionResponse) -> Any:
+        result = original(self)
+        response = getattr(result, "result", None)
+        if isinstance(response, dict):
+            response.setdefault("inputDetails", {"included": True})
+            if "output" in response:
+                response["outputDetails"] = {"included": True}
+        return result
+
+    return [(StepFunctionResponse, "describe_execution", describe_execution)]
+
+
+def reverse_history() -> list[Patch]:
+    original = StepFunctionResponse.get_execution_history
+
+    def get_execution_history(self: StepFunctionResponse) -> Any:
+        result = original(self)
+        response = getattr(result, "result", None)
+        if self._get_param("reverseOrder") and isinstance(response, dict) and "events" in response:
+            response["events"] = list(reversed(response["events"]))
+        return result
+
+    return [(StepFunctionResponse, "get_execution_history", get_execution_history)]
+
+
+def arn_prefix() -> list[Patch]:
+    original = StepFunctionBackend._validate_arn
+
+    def _validate_arn(self: StepFunctionBackend, arn: str, regex: Any, invalid_msg: str) -> None:
+        if not (arn or "").startswith("arn:"):
+            raise InvalidArn(f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+        original(self, arn=arn, regex=regex, invalid_msg=invalid_msg)
+
+    return [(StepFunctionBackend, "_validate_arn", _validate_arn)]

@@ -138,9 +138,8 @@ def start(
 
     state_machine = backend.describe_state_machine(state_machine_arn)  # InvalidArn, StateMachineDoesNotExist
     if state_machine.type != StateMachineType.EXPRESS:
-        raise StateMachineTypeNotSupported(
-            "This operation is not supported by this type of state machine: StartSyncExecution needs EXPRESS"
-        )
+        # AWS's words exactly (LocalStack's test_sfn_api.snapshot.json, test_start_sync_execution).
+        raise StateMachineTypeNotSupported("This operation is not supported by this type of state machine")
     name = name if name is not None else str(uuid.uuid4())
     _check_name(name)
     text = "{}" if input_text is None else input_text

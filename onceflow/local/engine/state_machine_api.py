@@ -1,0 +1,250 @@
+"""The state machine APIs answered as AWS answers them, where moto 5.2.5 differs in ways a caller sees.
+
+- idempotent_create: CreateStateMachine with the name of an existing state machine returns it only
+  when the request is the same one (definition text, type, logging, tracing and encryption
+  configuration; a different roleArn or tags are ignored); otherwise StateMachineAlreadyExists
+  (moto returned the existing machine whatever the request).
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html
+  ("CreateStateMachine's idempotency check is based on the state machine name, definition, type,
+  LoggingConfiguration, TracingConfiguration, and EncryptionConfiguration").
+- revisions: UpdateStateMachine answers a `revisionId` (a new one when the update changes the
+  machine, the same one when it changes nothing), which DescribeStateMachine then carries.
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_UpdateStateMachine.html
+- described_fields: DescribeStateMachine's `loggingConfiguration` has `includeExecutionData`
+  (false unless asked); DescribeStateMachineForExecution answers its own fields (`updateDate`,
+  `revisionId`; no `creationDate`, `status` or `type`).
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeStateMachineForExecution.html
+
+AWS's recordings: LocalStack's test_sfn_api.snapshot.json (test_create_duplicate_definition_format_sm,
+test_create_duplicate_sm_name, test_create_update_state_machine_*, test_describe_state_machine_for_execution).
+Each has a conformance test in tests/engine/test_conformance_api.py.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from moto.core.exceptions import AWSError
+from moto.stepfunctions.exceptions import StateMachineDoesNotExist
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.responses import StepFunctionResponse
+
+from onceflow.local.engine.shape import Need, need
+
+Patch = tuple[Any, str, Any]
+DEFAULT_LOGGING = {"level": "OFF", "includeExecutionData": False}
+DEFAULT_TRACING = {"enabled": False}
+DEFAULT_ENCRYPTION = {"type": "AWS_OWNED_KEY"}
+# What DescribeStateMachineForExecution answers (its API reference's response elements).
+FOR_EXECUTION_FIELDS = (
+    "stateMachineArn",
+    "name",
+    "definition",
+    "roleArn",
+    "updateDate",
+    "loggingConfiguration",
+    "tracingConfiguration",
+    "encryptionConfiguration",
+    "mapRunArn",
+    "label",
+    "revisionId",
+    "variableReferences",
+)
+
+
+class StateMachineAlreadyExists(AWSError):
+    TYPE = "StateMachineAlreadyExists"
+    STATUS = 400
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(
+            StepFunctionsParserBackend,
+            "create_state_machine",
+            "name",
+            "definition",
+            "roleArn",
+            "tags",
+            "publish",
+            "loggingConfiguration",
+            "tracingConfiguration",
+            "encryptionConfiguration",
+            "version_description",
+            "sm_type",
+        ),
+        need(StepFunctionsParserBackend, "describe_state_machine", "arn"),
+        need(
+            StepFunctionsParserBackend,
+            "update_state_machine",
+            "arn",
+            "definition",
+            "role_arn",
+            "logging_configuration",
+            "tracing_configuration",
+            "encryption_configuration",
+            "publish",
+            "version_description",
+        ),
+        need(StepFunctionResponse, "update_state_machine"),
+        need(StepFunctionResponse, "describe_state_machine"),
+        need(StepFunctionResponse, "describe_state_machine_for_execution"),
+        need(StepFunctionResponse, "_describe_state_machine", "state_machine_arn"),
+        need(StepFunctionResponse, "_get_param"),
+    ]
+
+
+def patches() -> list[Patch]:
+    return [*idempotent_create(), *revisions(), *described_fields()]
+
+
+def _logging(configuration: dict[str, Any] | None) -> dict[str, Any]:
+    return {**DEFAULT_LOGGING, **(configuration or {})}
+
+
+def _same_request(
+    machine: Any, definition: str, sm_type: str | None, logging: Any, tracing: Any, encryption: Any
+) -> bool:
+    return (
+        machine.definition == definition
+        and machine.type == (sm_type or "STANDARD")
+        and _logging(machine.loggingConfiguration) == _logging(logging)
+        and machine.tracingConfiguration == (tracing or DEFAULT_TRACING)
+        and machine.encryptionConfiguration == (encryption or DEFAULT_ENCRYPTION)
+    )
+
+
+def idempotent_create() -> list[Patch]:
+    original = StepFunctionsParserBackend.create_state_machine
+
+    def create_state_machine(
+        self: StepFunctionsParserBackend,
+        name: str,
+        definition: str,
+        roleArn: str,  # noqa: N803 (moto's parameter name)
+        tags: Any = None,
+        publish: bool | None = None,
+        loggingConfiguration: Any = None,  # noqa: N803
+        tracingConfiguration: Any = None,  # noqa: N803
+        encryptionConfiguration: Any = None,  # noqa: N803
+        version_description: str | None = None,
+        sm_type: str | None = None,
+    ) -> Any:
+        existing = next((m for m in self.state_machines if m.name == name), None)
+        if existing is not None and not _same_request(
+            existing, definition, sm_type, loggingConfiguration, tracingConfiguration, encryptionConfiguration
+        ):
+            raise StateMachineAlreadyExists(f"State Machine Already Exists: '{existing.arn}'")
+        return original(
+            self,
+            name=name,
+            definition=definition,
+            roleArn=roleArn,
+            tags=tags,
+            publish=publish,
+            loggingConfiguration=loggingConfiguration,
+            tracingConfiguration=tracingConfiguration,
+            encryptionConfiguration=encryptionConfiguration,
+            version_description=version_description,
+            sm_type=sm_type,
+        )
+
+    return [(StepFunctionsParserBackend, "create_state_machine", create_state_machine)]
+
+
+def _revision(machine: Any) -> str | None:
+    return getattr(machine, "_onceflow_revision_id", None)
+
+
+def _settings(machine: Any) -> tuple[Any, ...]:
+    return (
+        machine.definition,
+        machine.roleArn,
+        json.dumps(_logging(machine.loggingConfiguration), sort_keys=True),
+        json.dumps(machine.tracingConfiguration, sort_keys=True),
+        json.dumps(machine.encryptionConfiguration, sort_keys=True),
+    )
+
+
+def revisions() -> list[Patch]:
+    original_update = StepFunctionsParserBackend.update_state_machine
+    original_action = StepFunctionResponse.update_state_machine
+
+    def update_state_machine(
+        self: StepFunctionsParserBackend,
+        arn: str,
+        definition: Any = None,
+        role_arn: Any = None,
+        logging_configuration: Any = None,
+        tracing_configuration: Any = None,
+        encryption_configuration: Any = None,
+        publish: bool | None = None,
+        version_description: str | None = None,
+    ) -> Any:
+        try:
+            before = _settings(self.describe_state_machine(arn))
+        except StateMachineDoesNotExist:
+            before = None
+        machine = original_update(
+            self,
+            arn,
+            definition=definition,
+            role_arn=role_arn,
+            logging_configuration=logging_configuration,
+            tracing_configuration=tracing_configuration,
+            encryption_configuration=encryption_configuration,
+            publish=publish,
+            version_description=version_description,
+        )
+        if _revision(machine) is None or _settings(machine) != before:
+            machine._onceflow_revision_id = str(uuid.uuid4())
+        return machine
+
+    def update_state_machine_action(self: StepFunctionResponse) -> Any:
+        result = original_action(self)
+        machine = self.stepfunction_backend.describe_state_machine(self._get_param("stateMachineArn"))
+        if isinstance(result.result, dict) and _revision(machine):
+            result.result["revisionId"] = _revision(machine)
+        return result
+
+    return [
+        (StepFunctionsParserBackend, "update_state_machine", update_state_machine),
+        (StepFunctionResponse, "update_state_machine", update_state_machine_action),
+    ]
+
+
+def _completed(self: StepFunctionResponse, result: Any, machine_arn: str) -> dict[str, Any] | None:
+    response = getattr(result, "result", None)
+    if not isinstance(response, dict):
+        return None
+    response["loggingConfiguration"] = _logging(response.get("loggingConfiguration"))
+    revision = _revision(self.stepfunction_backend.describe_state_machine(machine_arn))
+    if revision:
+        response["revisionId"] = revision
+    return response
+
+
+def described_fields() -> list[Patch]:
+    original_describe = StepFunctionResponse.describe_state_machine
+
+    def describe_state_machine(self: StepFunctionResponse) -> Any:
+        result = original_describe(self)
+        _completed(self, result, self._get_param("stateMachineArn"))
+        return result
+
+    def describe_state_machine_for_execution(self: StepFunctionResponse) -> Any:
+        machine = self.stepfunction_backend.describe_state_machine_for_execution(self._get_param("executionArn"))
+        result = self._describe_state_machine(machine.arn)
+        response = _completed(self, result, machine.arn)
+        if response is not None:
+            response["updateDate"] = machine.update_date
+            for field in set(response) - set(FOR_EXECUTION_FIELDS):
+                del response[field]
+        return result
+
+    return [
+        (StepFunctionResponse, "describe_state_machine", describe_state_machine),
+        (StepFunctionResponse, "describe_state_machine_for_execution", describe_state_machine_for_execution),
+    ]

@@ -1,0 +1,202 @@
+"""The embedded Step Functions' APIs and context object against AWS, one test per behaviour.
+
+BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it (as in
+test_conformance.py); where a test follows one of LocalStack's recordings of AWS
+(tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
+against AWS itself), its docstring names the recording. The engine's side is
+onceflow/local/engine/state_machine_api.py, execution_api.py and context_object.py.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import uuid
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.engine.harness import ROLE_ARN, Account, single_state
+from tests.engine.test_sync_execution import sfn as sync_client
+
+API = "https://docs.aws.amazon.com/step-functions/latest/apireference"
+CONTEXT = "https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html"
+PASS = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+BEHAVIOURS: dict[str, tuple[str, str]] = {
+    "CreateStateMachine is idempotent for the same request; another definition or type is refused": (
+        f"{API}/API_CreateStateMachine.html",
+        "test_create_state_machine_is_idempotent_only_for_the_same_request",
+    ),
+    "UpdateStateMachine answers a revisionId, new when something changed; DescribeStateMachine has it": (
+        f"{API}/API_UpdateStateMachine.html",
+        "test_update_state_machine_answers_a_revision_id",
+    ),
+    "DescribeStateMachine's loggingConfiguration has includeExecutionData; ForExecution its own fields": (
+        f"{API}/API_DescribeStateMachineForExecution.html",
+        "test_describe_state_machine_and_for_execution_fields",
+    ),
+    "DescribeExecution answers inputDetails and outputDetails {included: true}": (
+        f"{API}/API_DescribeExecution.html",
+        "test_describe_execution_answers_execution_data_details",
+    ),
+    "An ARN that does not start with arn: is InvalidArn 'Invalid ARN prefix' for every API": (
+        f"{API}/API_DescribeStateMachine.html",
+        "test_an_arn_without_the_arn_prefix_is_refused_naming_the_prefix",
+    ),
+    "GetExecutionHistory honours reverseOrder": (
+        f"{API}/API_GetExecutionHistory.html",
+        "test_get_execution_history_honours_reverse_order",
+    ),
+    "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
+        CONTEXT,
+        "test_context_object_start_time_and_redrive_count",
+    ),
+}
+
+
+def test_every_behaviour_names_an_aws_page_and_a_test():
+    here = {name for name in globals() if name.startswith("test_")}
+    for behaviour, (page, test) in BEHAVIOURS.items():
+        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
+        assert test in here, f"{behaviour}: no test named {test}"
+    assert here - {"test_every_behaviour_names_an_aws_page_and_a_test"} <= {t for _, t in BEHAVIOURS.values()}
+
+
+def test_create_state_machine_is_idempotent_only_for_the_same_request(account: Account):
+    """CreateStateMachine: "idempotency check is based on the state machine name, definition, type,
+    LoggingConfiguration, TracingConfiguration, and EncryptionConfiguration"; a different roleArn is
+    ignored. AWS's recording (LocalStack's test_sfn_api.snapshot.json,
+    test_create_duplicate_definition_format_sm, test_create_duplicate_sm_name): the same definition
+    formatted otherwise is StateMachineAlreadyExists "State Machine Already Exists: '<arn>'"."""
+    sfn = account.sfn
+    text = json.dumps(PASS)
+    created = sfn.create_state_machine(name="idempotent", definition=text, roleArn=ROLE_ARN)
+
+    again = sfn.create_state_machine(name="idempotent", definition=text, roleArn=ROLE_ARN + "-other")
+    assert (again["stateMachineArn"], again["creationDate"]) == (created["stateMachineArn"], created["creationDate"])
+    for other in ({"definition": json.dumps(PASS, indent=2)}, {"definition": text, "type": "EXPRESS"}):
+        with pytest.raises(ClientError) as refused:
+            sfn.create_state_machine(name="idempotent", roleArn=ROLE_ARN, **other)
+        assert refused.value.response["Error"]["Code"] == "StateMachineAlreadyExists"
+        assert refused.value.response["Error"]["Message"] == (
+            f"State Machine Already Exists: '{created['stateMachineArn']}'"
+        )
+
+
+def test_update_state_machine_answers_a_revision_id(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json,
+    test_create_update_state_machine_same_parameters): no revisionId before an update; an update
+    answers {updateDate, revisionId} and DescribeStateMachine then carries it; an update that
+    changes nothing keeps the revision, one that changes the definition makes a new one."""
+    sfn = account.sfn
+    arn = account.state_machine(PASS)
+    assert "revisionId" not in sfn.describe_state_machine(stateMachineArn=arn)
+
+    first = sfn.update_state_machine(stateMachineArn=arn, roleArn=ROLE_ARN + "-t1")
+    same = sfn.update_state_machine(stateMachineArn=arn, roleArn=ROLE_ARN + "-t1", definition=json.dumps(PASS))
+    changed = sfn.update_state_machine(
+        stateMachineArn=arn, definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Succeed"}}})
+    )
+
+    uuid.UUID(first["revisionId"])
+    assert isinstance(first["updateDate"], datetime.datetime)
+    assert same["revisionId"] == first["revisionId"]
+    assert changed["revisionId"] != first["revisionId"]
+    assert sfn.describe_state_machine(stateMachineArn=arn)["revisionId"] == changed["revisionId"]
+
+
+def test_describe_state_machine_and_for_execution_fields(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json, test_describe_state_machine_for_execution,
+    and every describe_response there): loggingConfiguration {includeExecutionData: false, level: OFF};
+    DescribeStateMachineForExecution answers stateMachineArn, name, definition, roleArn, updateDate,
+    loggingConfiguration, tracingConfiguration (and encryptionConfiguration), no creationDate/status/type."""
+    sfn = account.sfn
+    arn = account.state_machine(PASS)
+    execution_arn = account.start(arn, {})
+
+    described = sfn.describe_state_machine(stateMachineArn=arn)
+    for_execution = sfn.describe_state_machine_for_execution(executionArn=execution_arn)
+
+    assert described["loggingConfiguration"] == {"level": "OFF", "includeExecutionData": False}
+    assert {"creationDate", "status", "type"} <= set(described)
+    del for_execution["ResponseMetadata"]
+    assert set(for_execution) == {
+        "stateMachineArn",
+        "name",
+        "definition",
+        "roleArn",
+        "updateDate",
+        "loggingConfiguration",
+        "tracingConfiguration",
+        "encryptionConfiguration",
+    }
+    assert for_execution["loggingConfiguration"] == {"level": "OFF", "includeExecutionData": False}
+    assert for_execution["updateDate"] == described["creationDate"]
+
+
+def test_describe_execution_answers_execution_data_details(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json, test_describe_execution; base/
+    test_base.snapshot.json, test_state_fail): inputDetails {included: true} whatever the status,
+    outputDetails {included: true} with the output."""
+    succeeded = account.run(single_state({"Type": "Pass"}), {"a": 1})
+    failed = account.run(single_state({"Type": "Fail", "Error": "E"}), {})
+
+    described = account.describe(succeeded.arn)
+    assert (described["inputDetails"], described["outputDetails"]) == ({"included": True}, {"included": True})
+    described = account.describe(failed.arn)
+    assert described["inputDetails"] == {"included": True} and "outputDetails" not in described
+
+
+@pytest.mark.parametrize(
+    ("call", "parameter"),
+    [
+        ("describe_state_machine", "stateMachineArn"),
+        ("list_executions", "stateMachineArn"),
+        ("describe_execution", "executionArn"),
+        ("get_execution_history", "executionArn"),
+    ],
+)
+def test_an_arn_without_the_arn_prefix_is_refused_naming_the_prefix(account: Account, call: str, parameter: str):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json, test_describe_invalid_arn_sm,
+    test_list_execution_invalid_arn, test_describe_execution_invalid_arn,
+    test_get_execution_history_invalid_arn): InvalidArn "Invalid Arn: 'Invalid ARN prefix: <arn>'"
+    (moto: "Invalid State Machine Arn: ..." or "Execution Does Not Exist: ...")."""
+    with pytest.raises(ClientError) as refused:
+        getattr(account.sfn, call)(**{parameter: "not_a_valid_arn"})
+
+    error = refused.value.response["Error"]
+    assert (error["Code"], error["Message"]) == ("InvalidArn", "Invalid Arn: 'Invalid ARN prefix: not_a_valid_arn'")
+
+
+def test_get_execution_history_honours_reverse_order(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json, test_get_execution_history_reversed):
+    with reverseOrder the events come newest first, ids 4, 3, 2, 1."""
+    result = account.run(single_state({"Type": "Pass"}), {})
+
+    events = account.sfn.get_execution_history(executionArn=result.arn, reverseOrder=True)["events"]
+
+    assert [e["id"] for e in events] == [4, 3, 2, 1]
+    assert (events[0]["type"], events[-1]["type"]) == ("ExecutionSucceeded", "ExecutionStarted")
+
+
+def test_context_object_start_time_and_redrive_count(account: Account):
+    """`$$.Execution.StartTime` is "2023-11-21T06:27:31.545Z"-style text, the instant of
+    DescribeExecution's startDate (AWS's recording: LocalStack's base/test_base.snapshot.json,
+    test_execution_dateformat; moto put a datetime there and DescribeExecution answered 500), and
+    a STANDARD execution's `$$.Execution.RedriveCount` is 0 (test_query_context_object_values), an
+    EXPRESS one has none (express/test_express_sync.snapshot.json, test_query_runtime_memory)."""
+    state = {"Type": "Pass", "Parameters": {"start.$": "$$.Execution.StartTime", "redrives.$": "$$.Execution"}}
+    result = account.run(single_state(state), {})
+
+    described = account.describe(result.arn)
+    output = json.loads(described["output"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", output["start"])
+    started = described["startDate"].astimezone(datetime.UTC)
+    assert output["start"] == f"{started.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z"
+    assert output["redrives"]["RedriveCount"] == 0
+    assert output["redrives"]["StartTime"] == output["start"]
+    express = account.state_machine(single_state(state), kind="EXPRESS")
+    synchronous = sync_client(account).start_sync_execution(stateMachineArn=express, input="{}")
+    assert "RedriveCount" not in json.loads(synchronous["output"])["redrives"], "an EXPRESS execution has none"

@@ -12,7 +12,7 @@ Not a test. How the world is built, honestly (printed with the results):
   waiting on the clock (a throttled state transition). So the figures do not depend on the
   machine's speed or load: a slow machine takes longer in real seconds, not in simulated ones.
   The starter's own throttling back-off passes time on that clock (the loop's starter is one
-  serial consumer); failed records become visible again after the queue's visibility timeout on
+  serial consumer; the producer keeps sending while it waits); failed records become visible again after the queue's visibility timeout on
   it. Not on it: botocore's retry back-offs and the workflow's Retry/Wait delays take no simulated
   time (none fire without faults, and botocore's 0-2 s would refill a fraction of one token),
   nor does a re-queued record's SQS delay (sent without delay).
@@ -51,9 +51,10 @@ import contextlib
 import io
 import json
 import logging
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from onceflow.devtools.capacity import model_capacity, read_capacity_settings
@@ -151,14 +152,14 @@ def _body(i: int) -> str:
 
 
 @contextlib.contextmanager
-def _starter(clock: VirtualClock, old: bool) -> Iterator[None]:
+def _starter(sleep_on_clock: Callable[[float], None], old: bool) -> Iterator[None]:
     """The starter's throttling back-off passes time on the virtual clock; `old`: the starter before
     issue 19, each Step Functions call made once (botocore's standard retries, 3 attempts, as then),
     a throttled one reporting its record failed."""
     from starter import executions
 
     sleep, wait = executions.sleep, executions.call_waiting_out_throttling
-    executions.sleep = clock.advance
+    executions.sleep = sleep_on_clock
     if old:
         executions.call_waiting_out_throttling = lambda call, *args, **kwargs: call()
     try:
@@ -222,13 +223,46 @@ def run_once(
         sent = 0
         hour_end_seen = False
         next_sweep = SWEEP_SECONDS
-        with _starter(clock, old):
+        traffic = threading.RLock()
+
+        def catch_up() -> None:
+            """The producer sends what is due by now; the hour's end is noted when reached."""
+            with traffic:
+                _catch_up()
+
+        def _catch_up() -> None:
+            nonlocal sent, hour_end_seen
+            now = clock.now()
+            due = int(arrivals * min(now, HOUR)) - sent
+            if due > 0:
+                pipeline.send([_body(sent + i) for i in range(due)])
+                sent += due
+            if due > 0 or (now >= HOUR and not hour_end_seen):
+                depth = pipeline.queue_depth(stack.source_queue_url)
+                run.backlog_peak = max(run.backlog_peak, depth)
+                if now >= HOUR and not hour_end_seen:
+                    hour_end_seen = True
+                    run.backlog_at_hour_end = depth
+                    run.model_drain_seconds = depth / sustained if depth else None
+
+        def next_arrival_or_hour_end() -> float:
+            moments = [HOUR] if not hour_end_seen else []
+            if (sent + 1) / arrivals <= HOUR:
+                moments.append((sent + 1) / arrivals + 1e-9)
+            return min(moments, default=float("inf"))
+
+        def starter_sleep(seconds: float) -> None:
+            """The starter's back-off: time passes, and the producer keeps sending meanwhile."""
+            with traffic:  # (EXPRESS's records run side by side)
+                target = clock.now() + seconds
+                while (now := clock.now()) < target:
+                    clock.advance(min(target, next_arrival_or_hour_end()) - now)
+                    _catch_up()
+
+        with _starter(starter_sleep, old):
             while True:
                 now = clock.now()
-                due = int(arrivals * min(now, HOUR)) - sent
-                if due > 0:
-                    pipeline.send([_body(sent + i) for i in range(due)])
-                    sent += due
+                catch_up()
                 source.release_due()
                 while True:  # the starters: every batch their time allows now (a batch spends its records)
                     wanted = min(settings.batch_size, _visible(pipeline))
@@ -237,12 +271,9 @@ def run_once(
                     gate.tokens += wanted - source.poll_once()  # what the batch did not hold goes back
                 running, settled = _settle(pipeline, clock)
                 run.settle_timeouts += not settled
+                now = clock.now()  # the starter's back-off may have moved it
                 depth = pipeline.queue_depth(stack.source_queue_url)
                 run.backlog_peak = max(run.backlog_peak, depth)
-                if now >= HOUR and not hour_end_seen:
-                    hour_end_seen = True
-                    run.backlog_at_hour_end = depth
-                    run.model_drain_seconds = depth / sustained if depth else None
                 if now >= next_sweep:
                     pipeline.safety_net.sweep()
                     pipeline.inbox.collect()
@@ -252,11 +283,7 @@ def run_once(
                         run.drain_seconds = now - HOUR
                     break
                 # The next instant anything can happen.
-                moments = [next_sweep, *(until for until, _ in source.invisible_until)]
-                if (sent + 1) / arrivals <= HOUR:
-                    moments.append((sent + 1) / arrivals)
-                if not hour_end_seen:
-                    moments.append(HOUR)
+                moments = [next_sweep, next_arrival_or_hour_end(), *(until for until, _ in source.invisible_until)]
                 if wanted:  # when the starters' time allows the next batch
                     moments.append(now + (wanted - gate.tokens) / gate_refill)
                 if (wake := clock.next_wake()) is not None:

@@ -125,10 +125,11 @@ def fresh_stack(
     return local_stack
 
 
-# A FIFO source with either workflow type (tests/starter/test_fifo.py); Lambda allows no batching window for FIFO.
+# A FIFO source with either workflow type (tests/starter/test_fifo.py): SourceQueueType alone (the
+# batching window's default gives FIFO none, as Lambda requires; tests/starter/test_fifo.py checks it).
 FIFO_MODES = {
-    "FIFO": {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": "0"},
-    "FIFO_EXPRESS": {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": "0", "StateMachineType": "EXPRESS"},
+    "FIFO": {"SourceQueueType": "FIFO"},
+    "FIFO_EXPRESS": {"SourceQueueType": "FIFO", "StateMachineType": "EXPRESS"},
 }
 
 

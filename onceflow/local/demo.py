@@ -199,8 +199,8 @@ def redrive_transient(pipeline: LocalPipeline) -> int:
 def _mode_parameters(mode: str, source: str = "STANDARD") -> dict[str, str]:
     # The demo subscribes the example subscriber to the topic and judges R4 on it.
     parameters = {"DeploySubscriber": "true", **({} if mode == "STANDARD" else {"StateMachineType": mode})}
-    if source == "FIFO":  # Lambda allows no batching window with a FIFO queue
-        parameters.update(SourceQueueType="FIFO", MaximumBatchingWindowInSeconds="0")
+    if source == "FIFO":  # the batching window's default gives a FIFO source none (Lambda allows none)
+        parameters.update(SourceQueueType="FIFO")
     return parameters
 
 

@@ -205,22 +205,29 @@ def sqs_send_failures(queue_url_contains: str, times: int | None = None) -> Any:
     )
 
 
-def start_execution_failures(times: int | None = None, event_id: str | None = None) -> Any:
-    """StartExecution is denied (not retried by boto3, so each invocation fails exactly once);
-    with `event_id`, only the executions of that event (the `event_id` of the starter's input)."""
+def start_execution_failures(times: int | None = None, event_id: str | None = None, express: bool = False) -> Any:
+    """StartExecution (`express`: the engine's StartSyncExecution) is denied, AccessDeniedException:
+    not retried by boto3, so each invocation fails exactly once; with `event_id`, only the
+    executions of that event (the `event_id` of the starter's input)."""
     from moto.core.exceptions import AWSError
     from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-    def applies(state_machine_arn: str, name: str | None = None, execution_input: str | None = None, *_: Any) -> bool:
+    from onceflow.local.engine import sync_execution
+
+    def applies(
+        state_machine_arn: str, name: str | None = None, execution_input: str | None = None, *_: Any, **__: Any
+    ) -> bool:
         return event_id is None or event_id_of(execution_input) == event_id
 
+    operation = "start_sync_execution" if express else "start_execution"
     return inject(
-        StepFunctionsParserBackend,
-        "start_execution",
+        # sync_execution.start is a module function the request handler looks up there.
+        sync_execution if express else StepFunctionsParserBackend,  # type: ignore[arg-type]
+        "start" if express else "start_execution",
         lambda: AWSError("Injected fault: not authorized", exception_type="AccessDeniedException"),
         times=times,
         applies=applies,
-        name="stepfunctions.start_execution:AccessDeniedException",
+        name=f"stepfunctions.{operation}:AccessDeniedException",
     )
 
 

@@ -16,6 +16,7 @@ class Tally:
     interrupts: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     starter_crashes: int = 0
+    throttled_rounds: int = 0  # event source rounds with every StartExecution/StartSyncExecution throttled
     executions: Counter[str] = field(default_factory=Counter)
     fifo_runs: int = 0  # schedules with a FIFO source: R5 checked on each
     r5_violations: int = 0
@@ -27,6 +28,7 @@ class Tally:
         self.interrupts.update(outcome.stats.interrupts_fired)
         self.faults.update({k: v for k, v in outcome.stats.faults_injected.items() if v})
         self.starter_crashes += outcome.stats.starter_crashes
+        self.throttled_rounds += outcome.stats.throttled_rounds
         self.executions.update(outcome.stats.executions_by_status)
         if source.startswith("FIFO"):
             self.fifo_runs += 1
@@ -42,6 +44,7 @@ class Tally:
             f"  executions by status: {dict(sorted(self.executions.items()))}",
             f"  execution interrupts fired: {dict(sorted(self.interrupts.items()))}",
             f"  starter crashes: {self.starter_crashes}; failures injected: {dict(sorted(self.faults.items()))}",
+            f"  rounds with every start throttled (start_throttled for good): {self.throttled_rounds}",
             f"  FIFO schedules (R5 checked on each): {self.fifo_runs}; R5 violations: {self.r5_violations}",
         ]
 

@@ -99,6 +99,8 @@ def _run_with_order_0_denied_once(aws) -> tuple[ScheduleOutcome, int]:
     return outcome, denied.injected
 
 
+# About 5 s run alone: most of it deploys the FIFO stack (the session's later FIFO schedules reuse it); then
+# two schedule runs of under a second each.
 @pytest.mark.filterwarnings(INJECTED_SQS_ERROR)
 @pytest.mark.filterwarnings("ignore:No application metrics to publish")
 def test_the_invariant_catches_a_starter_that_runs_a_groups_records_side_by_side(embedded_aws, monkeypatch):

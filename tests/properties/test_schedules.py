@@ -7,7 +7,7 @@ crash boundary and fault kind) and the explicit examples again with every status
 lost (AWS delivers them best effort: the reconciler's sweep must be enough); EXPRESS
 ONCEFLOW_EXPRESS_SCHEDULE_EXAMPLES generated and its own explicit examples, where the Standard-only
 faults are replaced by Express ones (a synchronous execution that times out, the starter dying
-while it waits, StartSyncExecution throttled): more than 200 schedules in all, split between the
+while it waits, StartSyncExecution throttled or denied): more than 200 schedules in all, split between the
 modes rather than doubled. With a FIFO source (SourceQueueType FIFO), 200 more, R5 checked on each
 besides R1-R3: ONCEFLOW_FIFO_SCHEDULE_EXAMPLES generated and the FIFO explicit examples on a
 Standard workflow, ONCEFLOW_FIFO_EXPRESS_SCHEDULE_EXAMPLES generated on EXPRESS. A long run is one command:
@@ -85,6 +85,11 @@ EXPLICIT = {
     "SNS windows within and beyond retries": Schedule(
         (Open("sns_publish", 3, 1), Send(0), Process(), Open("sns_publish", None, 1), Send(1), Process(), Recover())
     ),
+    # Step Functions throttles StartExecution briefly (waited out in the invocation), then every call
+    # for more rounds than MaxReceiveCount: the record is re-queued each round, never dead-lettered.
+    "StartExecution throttled, briefly then for good": Schedule(
+        (Open("start_throttled", 6, 1), Send(0), Process(), Open("start_throttled", None, 1), Send(1), Process())
+    ),
     "DynamoDB throttling and conflicts": Schedule(
         (
             Open("record_throttled", 9, 1),
@@ -135,10 +140,13 @@ EXPRESS_EXPLICIT = {
     "starter dies waiting mid-batch": Schedule((Send(0, copies=2), Send(1), CrashStarter(1), Process())),
     "starter dies after the executions, before ack": Schedule((Send(0), Send(1), CrashStarter(10), Process())),
     "StartSyncExecution throttled within the starter's retries": Schedule(
-        (Open("start_execution", 2, 1), Send(0), Process())
+        (Open("start_throttled", 2, 1), Send(0), Process())
     ),
     "StartSyncExecution throttled for a while": Schedule(
-        (Open("start_execution", None, 2), Send(0), Process(), Send(1), Process(), Recover())
+        (Open("start_throttled", None, 2), Send(0), Process(), Send(1), Process(), Recover())
+    ),
+    "StartSyncExecution denied for a while": Schedule(
+        (Open("start_execution", None, 1), Send(0), Process(), Recover())
     ),
     "redelivery, resend, conflict, poison": EXPLICIT["redelivery, resend, conflict, poison"],
     "SNS windows within and beyond retries": EXPLICIT["SNS windows within and beyond retries"],
@@ -236,6 +244,11 @@ FIFO_EXPLICIT = {
     "SNS outage beyond the retries for a group": Schedule(
         (Open("sns_publish", None, 1), Send(0), Send(2), Process(), Recover())
     ),
+    # A FIFO record cannot be re-queued behind its group: throttled for good, it spends a receive per
+    # round, the redrive policy moves it past MaxReceiveCount, and its redrive goes to the group's end.
+    "every StartExecution throttled for good: groups held back, redriven in order": Schedule(
+        (Open("start_throttled", None, 1), Send(0), Send(2), Send(1), Process())
+    ),
     "StartExecution refused for a while: the group is held back": Schedule(
         (Open("start_execution", None, 2), Send(0), Send(2), Process(), Send(1), Process(), Recover())
     ),
@@ -288,6 +301,8 @@ def _assert_its_faults_happened(schedule: Schedule, outcome: ScheduleOutcome) ->
     assert outcome.stats.starter_crashes == expected_crashes
     for fault in {step.fault for step in schedule.steps if isinstance(step, Open)}:
         assert outcome.stats.faults_injected[fault] > 0, f"the {fault} window injected nothing"
+    if any(isinstance(s, Open) and s.fault == "start_throttled" and s.times is None for s in schedule.steps):
+        assert outcome.stats.throttled_rounds > 0, "no round ran under the throttle"
     if any(isinstance(step, Expire) for step in schedule.steps):
         assert outcome.stats.records_expired > 0, "TTL expired no record"
 
@@ -323,5 +338,9 @@ def test_the_explicit_examples_cover_every_boundary(explicit, hows) -> None:
 def test_the_express_examples_have_no_standard_only_fault() -> None:
     steps = [step for schedule in EXPRESS_EXPLICIT.values() for step in schedule.steps]
     assert not any(isinstance(step, Open) and step.fault == "status_events_lost" for step in steps)
-    assert {step.fault for step in steps if isinstance(step, Open)} >= {"start_execution", "sns_publish"}
+    assert {step.fault for step in steps if isinstance(step, Open)} >= {
+        "start_execution",
+        "start_throttled",
+        "sns_publish",
+    }
     assert any(isinstance(step, CrashStarter) for step in steps)

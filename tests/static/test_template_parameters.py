@@ -4,11 +4,14 @@ evaluates them (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/r
 
 from __future__ import annotations
 
+import re
+import tomllib
 from typing import Any
 
 import pytest
 
-from onceflow.local.template import load_sam_template
+from onceflow.devtools.capacity import read_capacity_settings
+from onceflow.local.template import TEMPLATE_PATH, load_sam_template
 
 FOURTEEN_DAYS = 14 * 86_400
 
@@ -73,13 +76,55 @@ def test_express_takes_batches_that_run_in_one_wave(template, batch_size, window
     assert all("EXPRESS" in reason for reason in broken)
 
 
-FIFO_OK = {"SourceQueueType": "FIFO", "MaximumBatchingWindowInSeconds": 0}
+FIFO_OK = {"SourceQueueType": "FIFO"}
 
 
 @pytest.mark.parametrize("workflow", ["STANDARD", "EXPRESS"])
 @pytest.mark.parametrize("event_format", ["json", "eventbridge", "sns"])
 def test_fifo_deploys_with_either_workflow_and_every_format_a_fifo_producer_has(template, workflow, event_format):
     assert refused(template, **FIFO_OK, StateMachineType=workflow, EventFormat=event_format) == []
+
+
+@pytest.mark.parametrize("window", ["", "0"])
+def test_fifo_alone_deploys_and_an_explicit_zero_window_too(template, window):
+    """SourceQueueType=FIFO needs no other parameter: the window's default (empty) means none for FIFO."""
+    assert refused(template, SourceQueueType="FIFO", MaximumBatchingWindowInSeconds=window) == []
+
+
+@pytest.mark.parametrize(
+    ("parameters", "window"),
+    [
+        ({}, 1),  # a standard source's default
+        ({"MaximumBatchingWindowInSeconds": "0"}, 0),
+        ({"MaximumBatchingWindowInSeconds": "20"}, 20),
+        ({"SourceQueueType": "FIFO"}, 0),  # none: Lambda supports no window for FIFO
+        ({"SourceQueueType": "FIFO", "StateMachineType": "EXPRESS"}, 0),
+    ],
+)
+def test_the_event_source_gets_the_window_given_or_its_sources_default(parameters, window):
+    """As `onceflow capacity` (and `cost`) read the translated template's event source mapping."""
+    assert read_capacity_settings(TEMPLATE_PATH, parameters).batching_window_seconds == window
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),
+        ("0", True),
+        ("1", True),
+        ("300", True),
+        ("301", False),
+        ("-1", False),
+        ("1.5", False),
+        ("01", False),
+        ("one", False),
+    ],
+)
+def test_the_window_is_empty_or_whole_seconds_up_to_300(template, value, allowed):
+    """Lambda takes 0 to 300 s (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html);
+    CloudFormation matches AllowedPattern against the whole value."""
+    pattern = template["Parameters"]["MaximumBatchingWindowInSeconds"]["AllowedPattern"]
+    assert (re.fullmatch(pattern, value) is not None) == allowed
 
 
 @pytest.mark.parametrize(("batch_size", "window"), [(11, 1), (100, 1), (10, 1), (5, 300)])
@@ -90,7 +135,7 @@ def test_fifo_refuses_what_lambda_refuses_for_fifo(template, batch_size, window)
     assert broken and all("FIFO" in reason for reason in broken), broken
     if batch_size > 10:
         assert any("BatchSize 1 to 10" in reason for reason in broken)
-    assert any("MaximumBatchingWindowInSeconds 0" in reason for reason in broken)
+    assert any("leave MaximumBatchingWindowInSeconds empty" in reason for reason in broken)
 
 
 def test_fifo_refuses_s3_notifications_and_says_what_to_pick(template):
@@ -151,3 +196,12 @@ def test_the_state_machine_may_read_the_business_row(template):
         for action in statement["Action"]
     }
     assert {"dynamodb:PutItem", "dynamodb:GetItem"} <= on_orders
+
+
+def test_samconfig_spells_out_the_templates_own_defaults(template):
+    """samconfig.toml's default deploy says it runs with the template's defaults: each value it
+    spells out must be one (a stale one would override the default it claims to show)."""
+    config = tomllib.loads((TEMPLATE_PATH.parent / "samconfig.toml").read_text())
+    spelled = dict(entry.split("=", 1) for entry in config["default"]["deploy"]["parameters"]["parameter_overrides"])
+    defaults = {name: str(spec.get("Default", "")) for name, spec in template["Parameters"].items()}
+    assert {name: defaults.get(name) for name in spelled} == spelled

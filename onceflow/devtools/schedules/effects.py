@@ -51,7 +51,7 @@ class EffectLog:
             result = add_message(queue, message)
             if queue.name in (log.source_queue, log.dead_letter_queue) and message in queue._messages:
                 kind: Kind = "sent" if queue.name == log.source_queue else "dead_lettered"
-                log.note(kind, _event_id(message.body), message.group_id)
+                log.note(kind, event_id_of_body(message.body), message.group_id)
             return result
 
         def logged_transact(backend: Any, transact_items: list[dict[str, Any]]) -> Any:
@@ -84,7 +84,7 @@ class EffectLog:
             )
 
 
-def _event_id(body: str) -> str | None:
+def event_id_of_body(body: str) -> str | None:
     """The worked example's event_id (order_id) of a body, or None (poison)."""
     try:
         decoded = json.loads(body)

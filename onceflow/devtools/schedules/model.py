@@ -70,7 +70,11 @@ FAULTS: tuple[str, ...] = (
     "record_throttled",  # TransactWriteItems throttled (retried 6 times)
     "record_conflict",  # TransactWriteItems cancelled by a conflicting transaction (re-recorded 3 times)
     "mark_sent_throttled",  # UpdateItem of Mark as sent throttled (retried 6 times)
-    "start_execution",  # StartExecution denied (the record is reported failed; SQS redelivers)
+    "start_execution",  # StartExecution (EXPRESS: StartSyncExecution) denied (reported failed; SQS redelivers)
+    # StartExecution (EXPRESS: StartSyncExecution) throttled, ThrottlingException: the starter waits it
+    # out in the invocation, then re-queues a standard source's record as a new message (FIFO: reports
+    # it failed, holding its group); times=None throttles every call for more rounds than maxReceiveCount.
+    "start_throttled",
     "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine, starter, reconciler)
     # Step Functions' status change events lost (AWS delivers them best effort): times=None loses
     # every event of the window, times=k the first k. Lost for good: only the reconciler's sweep is left.

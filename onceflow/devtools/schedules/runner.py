@@ -23,7 +23,7 @@ pipeline) always gets a fresh one.
 
 `RunOptions.mode` deploys the template's StateMachineType: on EXPRESS the starter waits on
 StartSyncExecution, interrupts time executions out, a crash may leave an execution running with
-no caller (hooks.py), the start window throttles StartSyncExecution (windows.py), and status change
+no caller (hooks.py), the start windows deny or throttle StartSyncExecution (windows.py), and status change
 events are not part of the run (Express emits none for the safety net to lose). Express executions
 are not listed (Standard-only, as on AWS), so the evidence is the tables, queues and notifications.
 
@@ -44,7 +44,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from onceflow.devtools.schedules.effects import EffectLog
+from moto.sqs.models import Queue
+
+from onceflow.devtools.schedules.effects import EffectLog, event_id_of_body
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
 from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
 from onceflow.devtools.schedules.model import (
@@ -83,6 +85,7 @@ from onceflow.local.stack import LocalStack, deploy
 from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.executions import ExecutionTimeout, stop_running
 from onceflow.ops.observe import drain, scan
+from onceflow_common import dead_letters
 
 
 class ScheduleError(RuntimeError):
@@ -119,6 +122,7 @@ class RunStats:
     interrupts_fired: Counter[str] = field(default_factory=Counter)  # "stop@Mark as sent" -> n
     interrupts_unused: int = 0
     faults_injected: Counter[str] = field(default_factory=Counter)
+    throttled_rounds: int = 0  # event source rounds under a throttle of every start ("start_throttled", times None)
     safety_net_routed: int = 0
     status_events_lost: int = 0
     records_expired: int = 0
@@ -196,7 +200,10 @@ class _Run:
         # State records DynamoDB TTL deleted, as they were just before: evidence that they existed.
         self.expired_state_records: dict[str, dict[str, Any]] = {}
         self.bodies: list[str] = []
+        self.poison_bodies: set[str] = set()
         self.stats = RunStats()
+        # Events the redrive policy moved to the dead-letter queue while Step Functions throttled every start.
+        self.throttled_dead_letters: list[str] = []
         # FIFO: the order in which messages were sent, dead-lettered, written and notified (R5).
         self.effects = EffectLog(
             _queue_name(self.stack.source_queue_url),
@@ -220,17 +227,29 @@ class _Run:
 
     def process(self) -> None:
         if self.windows.throttles_starts_for_good():
-            # Throttled records wait (re-queued, no receive spent) until the throttle ends: the step
-            # lets more receives go by than the redrive policy allows, then the window closes.
-            rounds = (self.pipeline.event_source.settings.max_receive_count or 1) + 2
-            for _ in range(rounds):
-                self.pipeline.event_source.poll_once()
-            self.wait_until_no_execution_runs()
+            self.process_throttled_for_good()
             return
         self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
         if self.crashes.orphans:  # EXPRESS: what a dead starter left running ends, then its effects are handled
             self.wait_until_no_execution_runs()
             self.pipeline.process(concurrency=self.options.concurrency, timeout=self.options.process_timeout)
+
+    def process_throttled_for_good(self) -> None:
+        """Step Functions throttles every start: the step lets more receives go by than the redrive
+        policy allows (each round an invocation that waits the throttle out to its end), then the
+        window closes. A standard source's throttled record is re-queued as a new message each
+        round, so none may be moved to the dead-letter queue by the redrive policy meanwhile (a
+        FIFO source's cannot be re-queued behind its group: it spends a receive per round, and past
+        maxReceiveCount the redrive policy moves it, as docs/RUNBOOK.md says)."""
+        rounds = (self.pipeline.event_source.settings.max_receive_count or 1) + 2
+        with _moved_by_the_redrive_policy(_queue_name(self.stack.dead_letter_queue_url)) as moved:
+            for _ in range(rounds):
+                self.pipeline.event_source.poll_once()
+            self.wait_until_no_execution_runs()
+        self.stats.throttled_rounds += rounds
+        if not self.options.fifo:  # poison may be moved (its dead letter's send can fail): not a valid event
+            valid = [body for body in moved if body not in self.poison_bodies]
+            self.throttled_dead_letters.extend(event_id_of_body(body) or body[:40] for body in valid)
 
     def redeliver(self, pick: int) -> None:
         handled = self.pipeline.event_source.acknowledged_records
@@ -292,6 +311,7 @@ class _Run:
             self.send([order_body(step.event, conflicting=True)], message_group(step.event))
         elif isinstance(step, SendPoison):
             kinds = poison_bodies(6)
+            self.poison_bodies.add(kinds[step.poison % len(kinds)])
             self.send([kinds[step.poison % len(kinds)]])
         elif isinstance(step, Redeliver):
             self.redeliver(step.pick)
@@ -322,6 +342,7 @@ class _Run:
             scope.enter_context(self.interrupts.installed())
             scope.enter_context(self.crashes.counting_starts(self.pipeline.starter.module))
             scope.enter_context(self.windows)
+            scope.enter_context(_throttling_on_the_run_clock(self.pipeline.starter.module))
             if self.options.fifo:
                 scope.enter_context(self.effects.installed())
                 scope.enter_context(_paced_polls(self.pipeline.starter.module))
@@ -349,6 +370,11 @@ class _Run:
                     self.process()
             except ExecutionTimeout as timeout:
                 problems.append(f"recovery did not finish in time: {timeout}")
+        problems.extend(
+            f"throttling: {event} was moved to the dead-letter queue by the redrive policy while Step Functions "
+            "throttled its start (a throttled record must spend no receive)"
+            for event in self.throttled_dead_letters
+        )
         self.stats.starter_crashes += self.crashes.crashed_before_start + self.crashes.crashed_after_start
         self.stats.subscriber_crashes.update(self.subscriber_crashes.fired)
         self.stats.interrupts_fired.update(f"{f.how}@{f.state}" for f in self.interrupts.fired)
@@ -407,6 +433,44 @@ def _paced_polls(starter_module: ModuleType) -> Iterator[None]:
         executions.sleep = original
 
 
+# The starter's throttling backoff is not slept in a run (hooks.py), but each attempt is a call: a
+# longer cap makes fewer, longer waits per invocation (the same loop: it still waits the invocation's
+# time out, 25 s, or 325 s when the starter waits for executions, in about 10 to 20 calls, not 30 to 470).
+RUN_MAX_BACKOFF_SECONDS = 60.0
+
+
+@contextmanager
+def _throttling_on_the_run_clock(starter_module: ModuleType) -> Iterator[None]:
+    """A record re-queued after throttling is delayed 2^n s on AWS; the run's clock does not wait,
+    so it is visible at once, and the backoff between throttled calls is capped higher."""
+    throttling = sys.modules[starter_module.StillThrottled.__module__]
+    saved = throttling.MAX_DELAY_SECONDS, throttling.MAX_BACKOFF_SECONDS
+    throttling.MAX_DELAY_SECONDS, throttling.MAX_BACKOFF_SECONDS = 0, RUN_MAX_BACKOFF_SECONDS
+    try:
+        yield
+    finally:
+        throttling.MAX_DELAY_SECONDS, throttling.MAX_BACKOFF_SECONDS = saved
+
+
+@contextmanager
+def _moved_by_the_redrive_policy(dead_letter_queue: str) -> Iterator[list[str]]:
+    """The bodies of the messages SQS's redrive policy moves to the dead-letter queue meanwhile:
+    every writer's dead letter carries its reason (the `error` attribute), a moved message does not."""
+    moved: list[str] = []
+    add_message = Queue.add_message
+
+    def noting_moves(queue: Queue, message: Any) -> Any:
+        if queue.name == dead_letter_queue and dead_letters.ERROR not in message.message_attributes:
+            moved.append(message.body)
+        return add_message(queue, message)
+
+    Queue.add_message = noting_moves  # type: ignore[method-assign]
+    try:
+        yield moved
+    finally:
+        Queue.add_message = add_message  # type: ignore[method-assign]
+
+
 def _queue_name(url: str) -> str:
     return url.rsplit("/", 1)[-1]
 
@@ -416,8 +480,8 @@ def _parameters(mode: str, source: str) -> dict[str, str] | None:
     parameters = (
         {"DeploySubscriber": "true"} if mode == "STANDARD" else {"StateMachineType": mode, "DeploySubscriber": "true"}
     )
-    if source == "FIFO":  # Lambda allows no batching window with a FIFO queue
-        parameters.update(SourceQueueType="FIFO", MaximumBatchingWindowInSeconds="0")
+    if source == "FIFO":  # the batching window's default gives a FIFO source none (Lambda allows none)
+        parameters.update(SourceQueueType="FIFO")
     return parameters or None
 
 

@@ -4,8 +4,11 @@ Faults patch moto backend methods and restore them on exit, so two windows on th
 nest. A window opened while another one on the same method is open closes that one first. Lost
 status change events are no patch: the window gives the emulated safety net a StatusEventLoss.
 
-EXPRESS: the "start_execution" window throttles StartSyncExecution (ThrottlingException, which the
-starter waits out in the invocation, then re-queues the record as a new message: no receive spent).
+"start_execution" denies StartExecution (EXPRESS: StartSyncExecution), AccessDeniedException: the
+record is reported failed and SQS redelivers it. "start_throttled" throttles it, ThrottlingException
+(Step Functions over its token bucket): the starter waits it out in the invocation, then, on a
+standard source, re-queues the record as a new message (no receive spent); a FIFO source's record
+is reported failed and holds its group (starter/throttling.py).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from typing import Any
 
 from onceflow.devtools.schedules.model import Open
 from onceflow.local import faults
-from onceflow.local.engine import sync_execution
 from onceflow.local.safety_net import SafetyNet, StatusEventLoss
 
 
@@ -47,24 +49,15 @@ class StatusEventsLost(AbstractContextManager["StatusEventsLost"]):
         self.open = False
 
 
-def _sync_execution_throttled(times: int | None) -> AbstractContextManager[faults.Fault]:
-    from moto.core.exceptions import AWSError
-
-    return faults.inject(
-        sync_execution,  # type: ignore[arg-type]  # a module function: the request handler looks it up there
-        "start",
-        lambda: AWSError("Injected fault: rate exceeded", exception_type="ThrottlingException"),
-        times=times,
-        name="stepfunctions.start_sync_execution:ThrottlingException",
-    )
-
-
 def _fault(
     spec: Open, dead_letter_queue_name: str, net: SafetyNet, express: bool = False
 ) -> tuple[str, AbstractContextManager[Any]]:
     """The method a window patches (its target) and the fault's context manager."""
-    if spec.fault == "start_execution" and express:
-        return "stepfunctions.start_sync_execution", _sync_execution_throttled(spec.times)
+    operation = "start_sync_execution" if express else "start_execution"
+    if spec.fault == "start_execution":
+        return f"stepfunctions.{operation}", faults.start_execution_failures(times=spec.times, express=express)
+    if spec.fault == "start_throttled":  # at the endpoint's response: a method of its own
+        return f"stepfunctions.{operation}:response", faults.step_functions_throttling(spec.times, operation)
     if spec.fault == "status_events_lost":
         return "safety-net.loss", StatusEventsLost(net, spec.times)
     if spec.fault == "sns_publish":
@@ -77,8 +70,6 @@ def _fault(
         return "dynamodb.update_item", faults.dynamodb_throttling(
             times=spec.times, operation="update_item", table_contains="ProcessedEventsTable"
         )
-    if spec.fault == "start_execution":
-        return "stepfunctions.start_execution", faults.start_execution_failures(times=spec.times)
     if spec.fault == "dead_letter_send":
         return "sqs.send_message", faults.sqs_send_failures(dead_letter_queue_name, times=spec.times)
     raise ValueError(f"unknown fault {spec.fault!r}")
@@ -118,10 +109,8 @@ class FaultWindows:
                 self._close(window)
 
     def throttles_starts_for_good(self) -> bool:
-        """EXPRESS's "start_execution" window with no count: StartSyncExecution throttled until it closes."""
-        return self._express and any(
-            w.spec.fault == "start_execution" and w.spec.times is None and w.fault.open for w in self._open
-        )
+        """A "start_throttled" window with no count: every StartExecution/StartSyncExecution throttled until it closes."""
+        return any(w.spec.fault == "start_throttled" and w.spec.times is None and w.fault.open for w in self._open)
 
     def is_open(self, fault: str) -> bool:
         return any(w.spec.fault == fault and w.fault.open for w in self._open)

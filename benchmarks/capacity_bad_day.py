@@ -225,25 +225,28 @@ def run_once(
         next_sweep = SWEEP_SECONDS
         traffic = threading.RLock()
 
-        def catch_up() -> None:
-            """The producer sends what is due by now; the hour's end is noted when reached."""
-            with traffic:
-                _catch_up()
-
-        def _catch_up() -> None:
-            nonlocal sent, hour_end_seen
+        def catch_up(note_hour_end: bool) -> None:
+            """The producer sends what is due by now; with `note_hour_end` (inside the starter's
+            back-off), the backlog is measured too, and noted if the hour has just ended (the loop
+            measures it after the starters' turn)."""
+            nonlocal sent
             now = clock.now()
             due = int(arrivals * min(now, HOUR)) - sent
             if due > 0:
                 pipeline.send([_body(sent + i) for i in range(due)])
                 sent += due
-            if due > 0 or (now >= HOUR and not hour_end_seen):
-                depth = pipeline.queue_depth(stack.source_queue_url)
-                run.backlog_peak = max(run.backlog_peak, depth)
-                if now >= HOUR and not hour_end_seen:
-                    hour_end_seen = True
-                    run.backlog_at_hour_end = depth
-                    run.model_drain_seconds = depth / sustained if depth else None
+            if not note_hour_end:
+                return
+            if due > 0:  # mid-batch: the loop measures the backlog after the starters' turn
+                run.backlog_peak = max(run.backlog_peak, pipeline.queue_depth(stack.source_queue_url))
+            if now >= HOUR and not hour_end_seen:
+                note_hour_end_backlog(pipeline.queue_depth(stack.source_queue_url))
+
+        def note_hour_end_backlog(depth: int) -> None:
+            nonlocal hour_end_seen
+            hour_end_seen = True
+            run.backlog_at_hour_end = depth
+            run.model_drain_seconds = depth / sustained if depth else None
 
         def next_arrival_or_hour_end() -> float:
             moments = [HOUR] if not hour_end_seen else []
@@ -257,12 +260,12 @@ def run_once(
                 target = clock.now() + seconds
                 while (now := clock.now()) < target:
                     clock.advance(min(target, next_arrival_or_hour_end()) - now)
-                    _catch_up()
+                    catch_up(note_hour_end=True)
 
         with _starter(starter_sleep, old):
             while True:
                 now = clock.now()
-                catch_up()
+                catch_up(note_hour_end=False)
                 source.release_due()
                 while True:  # the starters: every batch their time allows now (a batch spends its records)
                     wanted = min(settings.batch_size, _visible(pipeline))
@@ -274,6 +277,8 @@ def run_once(
                 now = clock.now()  # the starter's back-off may have moved it
                 depth = pipeline.queue_depth(stack.source_queue_url)
                 run.backlog_peak = max(run.backlog_peak, depth)
+                if now >= HOUR and not hour_end_seen:
+                    note_hour_end_backlog(depth)
                 if now >= next_sweep:
                     pipeline.safety_net.sweep()
                     pipeline.inbox.collect()

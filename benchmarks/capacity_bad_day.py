@@ -374,7 +374,7 @@ def _print(runs: list[Run], rate: float) -> None:
     ks = ", ".join(sorted({f"{r.mode} k={r.k:,.0f}" for r in runs}))
     print(
         f"\nVirtual time; every rate / k ({ks}) so the defaults' modelled capacity is {rate} events per"
-        " simulated s; buckets floored at what the run's concurrent starters hold; re-queues without delay.\n"
+        " simulated s; buckets floored at one batch; re-queues without delay.\n"
     )
     print("| " + " | ".join(HEADER) + " |")
     print("|" + " --- |" * len(HEADER))

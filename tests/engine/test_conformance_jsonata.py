@@ -74,6 +74,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         VARIABLES,
         "test_map_iterations_read_outer_variables_and_keep_their_own",
     ),
+    "$states has errorOutput only in a Catch, and no result there": (
+        ERRORS,
+        "test_states_has_error_output_only_in_a_catch",
+    ),
 }
 
 
@@ -501,3 +505,43 @@ def test_map_iterations_read_outer_variables_and_keep_their_own(account: Account
     result = account.run(definition)
 
     assert _output(result) == {"results": [10, 20], "innerVisible": False}
+
+
+def test_states_has_error_output_only_in_a_catch(account: Account):
+    """`$states` in a state's Output has input, context and result; a Catch's has errorOutput instead
+    of result (moto bound errorOutput null outside a Catch, and the error as result inside one).
+    AWS's recordings: LocalStack's test_state/test_state_configuration.snapshot.json
+    (test_map_state_failure_count: `Output: {% $states %}` has no errorOutput) and
+    test_state/test_test_state_scenarios.snapshot.json (test_state_task_catch_error: no result)."""
+    definition = _jsonata(
+        {
+            "Ok": {
+                "Type": "Map",
+                "Items": "{% [1] %}",
+                "ItemProcessor": {"StartAt": "I", "States": {"I": {"Type": "Pass", "End": True}}},
+                "Output": "{% $keys($states) %}",
+                "Next": "Fails",
+            },
+            "Fails": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Arguments": {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/none", "MessageBody": "x"},
+                "Catch": [
+                    {
+                        "ErrorEquals": ["States.ALL"],
+                        "Output": "{% {'ok': $states.input, 'caught': $keys($states)} %}",
+                        "Next": "Done",
+                    }
+                ],
+                "End": True,
+            },
+            "Done": {"Type": "Succeed"},
+        }
+    )
+
+    result = account.run(definition, {"a": 1})
+
+    assert result.status == "SUCCEEDED"
+    output = _output(result)
+    assert sorted(output["caught"]) == ["context", "errorOutput", "input"]
+    assert sorted(output["ok"]) == ["context", "input", "result"]

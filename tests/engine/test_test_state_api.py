@@ -541,3 +541,53 @@ def test_input_that_is_not_json_is_invalid_execution_input(account: Account) -> 
 def test_broken_definition_is_invalid_definition(account: Account) -> None:
     code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "Next": 5}))
     assert code == "InvalidDefinition"
+
+
+def test_a_jsonata_tolerated_failure_count_is_reported_as_a_count(account: Account) -> None:
+    """AWS's recording (test_test_state_scenarios.snapshot.json,
+    test_base_map_state_inspect[TOLERATED_FAILURE_COUNT-DEBUG]): ToleratedFailureCount
+    "{% $variable := 1 %}" is inspectionData.toleratedFailureCount 1 (moto's parser made a JSONata
+    count a percentage declaration: 0)."""
+    state = {
+        "Type": "Map",
+        "QueryLanguage": "JSONata",
+        "Items": "{% $states.input.Values %}",
+        "ToleratedFailureCount": "{% $variable := 1 %}",
+        "ItemProcessor": {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}},
+        "End": True,
+    }
+
+    answer = test_state(account, state, input='{"Values": [1, 2, 3]}', inspectionLevel="DEBUG", mock={"result": "[1]"})
+
+    assert answer["inspectionData"]["toleratedFailureCount"] == 1
+
+
+def test_a_definition_with_an_unknown_state_type_is_refused_in_aws_words(account: Account) -> None:
+    """AWS's recording (test_test_state_machine_scenarios.snapshot.json,
+    test_state_name_invalid_state_definition): InvalidDefinition "Invalid State Machine Definition:
+    'SCHEMA_VALIDATION_FAILED: The field 'Type' should have one of these values: [Task, Wait, Pass,
+    Succeed, Fail, Choice, Parallel, Map] at /States/<state>/Type'" (moto: an ASLParserException text)."""
+    definition = {
+        "StartAt": "Ok",
+        "States": {"Ok": {"Type": "Pass", "Next": "Odd"}, "Odd": {"Type": "NoSuchType", "End": True}},
+    }
+
+    code, message = error_of(
+        lambda: sfn(account).test_state(definition=json.dumps(definition), stateName="Ok", input="{}")
+    )
+
+    assert code == "InvalidDefinition"
+    assert message == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: The field 'Type' should have one of these "
+        "values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map] at /States/Odd/Type'"
+    )
+
+
+def test_a_mocked_result_that_is_not_json_is_refused_in_aws_words(account: Account) -> None:
+    """AWS's recording (test_test_state_mock_scenarios.snapshot.json,
+    test_base_lambda_service_task_mock_is_not_json_string): ValidationException "Mocked result must
+    be valid JSON" (no parser detail)."""
+    assert error_of(lambda: test_state(account, PUBLISH, mock={"result": "not json"})) == (
+        "ValidationException",
+        "Mocked result must be valid JSON",
+    )

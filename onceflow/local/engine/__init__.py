@@ -85,6 +85,10 @@ def patches(
     from onceflow.local.engine import state_machine_api
 
     selected += state_machine_api.patches()
+    # ValidateStateMachineDefinition with AWS's diagnostics: onceflow/local/engine/definition_validation.py.
+    from onceflow.local.engine import definition_validation
+
+    selected += definition_validation.patches()
     # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
     from onceflow.local.engine import service_errors
 

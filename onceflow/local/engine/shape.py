@@ -42,6 +42,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.context_object",
     "onceflow.local.engine.execution_api",
     "onceflow.local.engine.state_machine_api",
+    "onceflow.local.engine.definition_validation",
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",

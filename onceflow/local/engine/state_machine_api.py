@@ -10,6 +10,8 @@
 - revisions: UpdateStateMachine answers a `revisionId` (a new one when the update changes the
   machine, the same one when it changes nothing), which DescribeStateMachine then carries.
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_UpdateStateMachine.html
+- definitions: CreateStateMachine and UpdateStateMachine refuse what AWS's own checks refuse, in
+  AWS's words (definition_validation.py).
 - described_fields: DescribeStateMachine's `loggingConfiguration` has `includeExecutionData`
   (false unless asked); DescribeStateMachineForExecution answers its own fields (`updateDate`,
   `revisionId`; no `creationDate`, `status` or `type`).
@@ -31,6 +33,7 @@ from moto.stepfunctions.exceptions import StateMachineDoesNotExist
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine import definition_validation
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -56,6 +59,11 @@ FOR_EXECUTION_FIELDS = (
 
 class StateMachineAlreadyExists(AWSError):
     TYPE = "StateMachineAlreadyExists"
+    STATUS = 400
+
+
+class InvalidDefinition(AWSError):
+    TYPE = "InvalidDefinition"
     STATUS = 400
 
 
@@ -132,6 +140,9 @@ def idempotent_create() -> list[Patch]:
         version_description: str | None = None,
         sm_type: str | None = None,
     ) -> Any:
+        refused = definition_validation.refusal(definition, sm_type or "STANDARD")
+        if refused:
+            raise InvalidDefinition(refused)
         existing = next((m for m in self.state_machines if m.name == name), None)
         if existing is not None and not _same_request(
             existing, definition, sm_type, loggingConfiguration, tracingConfiguration, encryptionConfiguration
@@ -184,9 +195,14 @@ def revisions() -> list[Patch]:
         version_description: str | None = None,
     ) -> Any:
         try:
-            before = _settings(self.describe_state_machine(arn))
+            current_machine = self.describe_state_machine(arn)
         except StateMachineDoesNotExist:
-            before = None
+            current_machine = None
+        before = _settings(current_machine) if current_machine is not None else None
+        if definition is not None and current_machine is not None:
+            refused = definition_validation.refusal(definition, current_machine.type)
+            if refused:
+                raise InvalidDefinition(refused)
         machine = original_update(
             self,
             arn,

@@ -75,6 +75,7 @@ from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine.jackson_errors import syntax_error
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -223,7 +224,8 @@ def invalid_execution_input(text: str) -> Exception | None:
     try:
         json.loads(text, parse_constant=_refuse_constant)
     except ValueError as error:
-        detail = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+        # In the words of AWS's JSON parser where we know them (jackson_errors.py).
+        detail = syntax_error(text, error).message if isinstance(error, json.JSONDecodeError) else str(error)
         return InvalidExecutionInput(f"Invalid State Machine Execution Input: '{detail}'")
     return None
 

@@ -22,6 +22,8 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser, ASLParserException
 
+from onceflow.local.engine import definition_validation
+
 
 class InvalidDefinition(AWSError):
     TYPE = "InvalidDefinition"
@@ -80,6 +82,8 @@ def _json_param(text: str | None, default: Any, error: type[Exception], what: st
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if what == "Mocked result":  # AWS's words (LocalStack's test_test_state_mock_scenarios recording)
+            raise error("Mocked result must be valid JSON") from exc
         raise error(f"{what} must be valid JSON: {exc}") from exc
 
 
@@ -243,7 +247,11 @@ def _parse_configuration(configuration: dict[str, Any], state_type: str) -> int:
 
 @functools.lru_cache(maxsize=32)
 def _check_machine(definition_text: str) -> None:
-    """The whole definition must be valid; remembered, as a test module sends the same one every call."""
+    """The whole definition must be valid; remembered, as a test module sends the same one every call.
+    AWS's own checks first, in AWS's words (definition_validation.py)."""
+    refused = definition_validation.refusal(definition_text, "STANDARD")
+    if refused:
+        raise InvalidDefinition(refused)
     try:
         AmazonStateLanguageParser.parse(definition_text)
     except ASLParserException as exc:

@@ -9,7 +9,9 @@ With a FIFO source (R5) the concurrency is per message group: a group's records 
 other, each acknowledged only once its execution ended (EXPRESS: StartSyncExecution; STANDARD:
 StartExecution, then DescribeExecution until it ended) or it was dead-lettered, and a group stops
 at its first failure: that record and the group's later ones are reported failed, as Lambda asks of
-FIFO partial batch responses.
+FIFO partial batch responses. When that failure is a throttle that outlasted the invocation, they
+are also kept in flight for longer each round (starter/throttling.py, `hold_back`), so a sustained
+throttle spends their receives slowly.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from starter.executions import (
 )
 from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
-from starter.throttling import StillThrottled, requeue
+from starter.throttling import StillThrottled, hold_back, requeue
 
 logger = Logger()
 metrics = Metrics()
@@ -59,6 +61,10 @@ OUTCOMES = {
 }
 # Step Functions calls answered ThrottlingException (each waited out or re-queued): the throttling alarm's metric.
 THROTTLED_CALLS_METRIC = "StepFunctionsCallsThrottled"
+# FIFO: records kept in flight after a throttle (the failed one and its group's held-back ones), and
+# those whose visibility could not be changed (reported failed all the same: a receive spent sooner).
+HELD_IN_FLIGHT_METRIC = "ThrottledRecordsHeldInFlight"
+NOT_HELD_METRIC = "ThrottledRecordsNotHeldInFlight"
 
 
 def reset_clients() -> None:
@@ -150,7 +156,36 @@ def handle_record(delivery: Delivery, settings: Settings, remaining_seconds: Cal
         return Handled(delivery.message_id, _hand_over(delivery, settings, remaining_seconds))
     except Exception as error:
         logger.exception("Record failed; SQS will redeliver it", **_error_code(error))
-        return Handled(delivery.message_id, None)
+        return Handled(delivery.message_id, None, throttled=isinstance(error, StillThrottled))
+
+
+def _hold_back_throttled(deliveries: list[Delivery], settings: Settings) -> None:
+    """A FIFO group stopped by a throttle: its records stay in flight longer (never a reason to lose one)."""
+    records = [d.record for d in deliveries if d.record is not None and d.record.get("receiptHandle")]
+    if not settings.source_queue_url or not records:
+        return
+    try:
+        seconds, not_held = hold_back(clients.client("sqs"), settings.source_queue_url, records)
+    except Exception as error:
+        logger.warning(
+            "Could not keep throttled records in flight; SQS redelivers them after the visibility timeout",
+            error=repr(error),
+            **_error_code(error),
+        )
+        metrics.add_metric(name=NOT_HELD_METRIC, unit=MetricUnit.Count, value=len(records))
+        return
+    held = len(records) - len(not_held)
+    logger.warning(
+        "Step Functions throttled this group for the whole invocation: its records stay in flight",
+        message_group_id=deliveries[0].group_id,
+        visibility_timeout_seconds=seconds,
+        held=[r["messageId"] for r in records if r["messageId"] not in not_held],
+        not_held=not_held,
+    )
+    if held:
+        metrics.add_metric(name=HELD_IN_FLIGHT_METRIC, unit=MetricUnit.Count, value=held)
+    if not_held:
+        metrics.add_metric(name=NOT_HELD_METRIC, unit=MetricUnit.Count, value=len(not_held))
 
 
 def handle_in_order(
@@ -173,6 +208,8 @@ def handle_in_order(
                 )
                 metrics.add_metric(name=OUTCOMES["not_attempted"][0], unit=MetricUnit.Count, value=len(held_back))
             handled.extend(Handled(d.message_id, None) for d in held_back)
+            if result.throttled and settings.fifo:
+                _hold_back_throttled(deliveries[index:], settings)
             break
     return handled
 

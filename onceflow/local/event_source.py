@@ -3,7 +3,10 @@
 Honours the template's batch size and batching window, the queue's visibility timeout (failed
 records become visible again when it runs out, scaled by `time_scale` so a local run does not
 wait minutes, or on a given clock of simulated seconds: a benchmark's virtual clock) and partial batch responses (`batchItemFailures`). The queue's redrive policy
-(maxReceiveCount) is applied by the embedded SQS itself on receive, as SQS does.
+(maxReceiveCount) is applied by the embedded SQS itself on receive, as SQS does. A visibility
+timeout the function set on a record while it was in flight (ChangeMessageVisibility with its
+receipt handle, noted by onceflow/local/engine/sqs_visibility.py) is the one that runs out, as
+Lambda leaves a failed record's visibility as it is.
 
 A FIFO source needs nothing more here: the embedded SQS (moto's FIFO queues, with
 onceflow/local/engine/sqs_fifo.py's deduplication window) returns a group's messages in order and
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from onceflow.local.engine import sqs_visibility
 from onceflow.local.stack import EventSourceSettings
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
@@ -114,15 +118,21 @@ class SqsEventSource:
                 time.sleep(0.01)
         return batch
 
-    def _let_visibility_expire(self, messages: list[dict[str, Any]]) -> None:
+    def _visibility_timeout(self, message: dict[str, Any], invoked_at: float) -> int:
+        """The record's visibility timeout: the one the function set during its invocation, if it
+        did (counted from now, the invocation's end), else the queue's (from the receive)."""
+        change = sqs_visibility.changed_since(self.queue_url, self.region, message["ReceiptHandle"], invoked_at)
+        return change.seconds if change is not None else self.settings.visibility_timeout
+
+    def _let_visibility_expire(self, messages: list[dict[str, Any]], invoked_at: float) -> None:
         """What SQS does once the visibility timeout runs out, fast-forwarded by time_scale (or on `clock`)."""
-        if self.clock is not None:
-            due = self.clock() + self.settings.visibility_timeout
-            self.invisible_until.extend((due, message["ReceiptHandle"]) for message in messages)
-            seconds = HELD_INVISIBLE_SECONDS  # until release_due makes it visible
-        else:
-            seconds = round(self.settings.visibility_timeout * self.time_scale)
         for message in messages:
+            timeout = self._visibility_timeout(message, invoked_at)
+            if self.clock is not None:
+                self.invisible_until.append((self.clock() + timeout, message["ReceiptHandle"]))
+                seconds = HELD_INVISIBLE_SECONDS  # until release_due makes it visible
+            else:
+                seconds = round(timeout * self.time_scale)
             self.sqs.change_message_visibility(
                 QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=seconds
             )
@@ -147,12 +157,13 @@ class SqsEventSource:
         self.stats.batches += 1
         self.stats.records += len(messages)
         event = {"Records": [lambda_record(m, self.queue_arn, self.region) for m in messages]}
+        invoked_at = time.monotonic()
         try:
             response = self.invoke(event)
         except Exception as error:  # a crashed invocation fails the whole batch, as in Lambda
             self.stats.crashed_batches += 1
             self.stats.errors.append(f"{type(error).__name__}: {error}")
-            self._let_visibility_expire(messages)
+            self._let_visibility_expire(messages, invoked_at)
             return len(messages)
         failed_ids = self._failed_ids(response, messages)
         succeeded = [m for m in messages if m["MessageId"] not in failed_ids]
@@ -163,7 +174,7 @@ class SqsEventSource:
                 QueueUrl=self.queue_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
             )
-        self._let_visibility_expire(failed)
+        self._let_visibility_expire(failed, invoked_at)
         self.stats.acknowledged += len(succeeded)
         succeeded_ids = {m["MessageId"] for m in succeeded}
         if self.keep_acknowledged:

@@ -244,9 +244,10 @@ FIFO_EXPLICIT = {
     "SNS outage beyond the retries for a group": Schedule(
         (Open("sns_publish", None, 1), Send(0), Send(2), Process(), Recover())
     ),
-    # A FIFO record cannot be re-queued behind its group: throttled for good, it spends a receive per
-    # round, the redrive policy moves it past MaxReceiveCount, and its redrive goes to the group's end.
-    "every StartExecution throttled for good: groups held back, redriven in order": Schedule(
+    # A FIFO record cannot be re-queued behind its group: throttled for good, the starter keeps the
+    # group in flight longer each round, so none is moved to the dead-letter queue by the redrive
+    # policy (checked), and the group goes through in order when the throttle ends.
+    "every StartExecution throttled for good: groups held in flight, none dead-lettered": Schedule(
         (Open("start_throttled", None, 1), Send(0), Send(2), Send(1), Process())
     ),
     "StartExecution refused for a while: the group is held back": Schedule(

@@ -14,18 +14,24 @@ deduplication) (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIRefe
 from __future__ import annotations
 
 import io
+import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto.sqs.exceptions import SQSException
+from moto.sqs.responses import SQSResponse
 
 from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.event_source import SqsEventSource
+from onceflow.local.faults import inject, step_functions_throttling
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.observe import NotificationInbox, scan
-from starter import executions
+from starter import executions, throttling
 from tests.conftest import fresh_stack
 from tests.starter.helpers import failed_ids, log_lines, metric_totals
 from tests.support import order, sqs_event, sqs_record
@@ -279,3 +285,105 @@ def test_standard_an_execution_that_ended_outside_the_paths_is_dead_lettered_by_
     assert from_starter[0]["rule"] == ended["status"] and from_starter[0]["field"] == "execution"
     assert metric_totals(logs)["EndedExecutionsDeadLettered"] == 1
     assert "s-2" in rows(fifo_stack)
+
+
+class ThrottledGroup:
+    """One message group of three sent to the FIFO source, an event source on a clock of simulated
+    seconds (a record's visibility timeout runs out on it), and Step Functions throttling the mode's
+    start call while asked. Each invocation waits the throttle out to its end (the backoff is not
+    slept), then the starter reports the group failed."""
+
+    def __init__(self, stack: LocalStack, starter: StarterRuntime, workflow_type: str, group: str):
+        self.stack, self.sqs, self.now = stack, stack.client("sqs"), 0.0
+        self.order_ids = [f"{group}-{n}" for n in range(3)]
+        for order_id in self.order_ids:
+            self.sqs.send_message(
+                QueueUrl=stack.source_queue_url,
+                MessageBody=json.dumps(order(order_id)),
+                MessageGroupId=group,
+                MessageDeduplicationId=order_id,
+            )
+        self.receives: list[tuple[float, list[int]]] = []  # (clock, each record's ApproximateReceiveCount)
+
+        def invoke(event: dict[str, Any]) -> dict[str, Any]:
+            self.receives.append(
+                (self.now, [int(r["attributes"]["ApproximateReceiveCount"]) for r in event["Records"]])
+            )
+            return starter.invoke(event)
+
+        self.source = SqsEventSource(
+            self.sqs, stack.source_queue_url, stack.event_source, invoke, clock=lambda: self.now
+        )
+        self.operation = "start_execution" if workflow_type == "STANDARD" else "start_sync_execution"
+
+    def run_until(self, until: float, step: float = 600.0) -> None:
+        while self.now < until:
+            self.source.poll_once()
+            self.now += step
+
+    def moved_to_the_dead_letter_queue(self) -> list[dict[str, Any]]:
+        return fifo_dead_letters(self.stack)
+
+
+def test_a_group_throttled_for_hours_stays_in_flight_and_is_applied_in_order_after_it(
+    fifo_stack, starter, logs, workflow_type, monkeypatch
+):
+    """Issue 19's "no valid event dead-lettered because of throttling" on a FIFO source. Six hours
+    of throttling is more than MaxReceiveCount (5) rounds of the queue's visibility timeout (1980 s:
+    about 2.75 h); the starter keeps the group in flight 30 min, 1 h, 2 h, 4 h (starter/throttling.py),
+    so it spends 4 receives in those six hours, and the group then goes through, in order.
+    Fails when the starter only reports the group failed (each round then lasts the queue's 1980 s
+    and the redrive policy moves all three to the dead-letter queue), or when the event source
+    resets the visibility the function set (onceflow/local/event_source.py)."""
+    monkeypatch.setattr(throttling, "MAX_BACKOFF_SECONDS", 60)  # fewer, longer (unslept) waits per invocation
+    monkeypatch.setattr(executions, "sleep", lambda seconds: time.sleep(min(seconds, 0.002)))  # paced polls
+    group = ThrottledGroup(fifo_stack, starter, workflow_type, "t")
+    assert fifo_stack.event_source.max_receive_count == 5
+    recorder = HandOverRecorder(starter.module, monkeypatch)
+
+    with step_functions_throttling(operation=group.operation) as throttle:
+        group.run_until(6 * 3600)
+
+    assert throttle.injected >= 4  # every round's start really was throttled
+    assert group.receives == [(0, [1, 1, 1]), (1800, [2, 2, 2]), (5400, [3, 3, 3]), (12600, [4, 4, 4])]
+    held = [line for line in log_lines(logs) if line.get("message", "").endswith("its records stay in flight")]
+    assert [line["visibility_timeout_seconds"] for line in held] == [1800, 3600, 7200, 14400]
+    assert all(len(line["held"]) == 3 and line["not_held"] == [] for line in held)
+    assert metric_totals(logs)["ThrottledRecordsHeldInFlight"] == 12
+    assert rows(fifo_stack) == []
+
+    group.run_until(12 * 3600)  # the throttle is over: the group comes back when its last hold ends
+
+    assert group.receives[4:] == [(27000, [5, 5, 5])]
+    assert group.moved_to_the_dead_letter_queue() == []
+    assert rows(fifo_stack) == group.order_ids
+    assert recorder.order_of("leave") == group.order_ids  # applied one after the other, in order
+
+
+def test_a_failing_change_of_visibility_still_reports_the_group_failed_and_loses_nothing(
+    fifo_stack, starter, logs, workflow_type, monkeypatch
+):
+    """ChangeMessageVisibilityBatch refused (SQS throttles the call; counted): the group is reported failed as
+    before the hold existed, comes back after the queue's visibility timeout, and goes through."""
+    monkeypatch.setattr(throttling, "MAX_BACKOFF_SECONDS", 60)
+    group = ThrottledGroup(fifo_stack, starter, workflow_type, "f")
+    refused = inject(
+        SQSResponse,
+        "change_message_visibility_batch",
+        lambda: SQSException("RequestThrottled", "Request is throttled."),
+    )
+    with step_functions_throttling(operation=group.operation) as throttle, refused as refusal:
+        group.run_until(600)
+
+    assert throttle.injected >= 1
+    assert refusal.injected == refusal.calls >= 1  # every attempt refused (the SDK retries a throttled call)
+    assert group.source.stats.reported_failed == 3
+    warnings = [line for line in log_lines(logs) if line.get("message", "").startswith("Could not keep throttled")]
+    assert len(warnings) == 1 and warnings[0]["error_code"] == "RequestThrottled"
+    assert metric_totals(logs)["ThrottledRecordsNotHeldInFlight"] == 3
+
+    group.run_until(3 * 3600)
+
+    assert [when for when, _ in group.receives] == [0, 2400]  # back after the queue's 1980 s (polled every 600 s)
+    assert group.moved_to_the_dead_letter_queue() == []
+    assert rows(fifo_stack) == group.order_ids

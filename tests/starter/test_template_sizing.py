@@ -114,11 +114,19 @@ def test_the_role_allows_the_call_of_each_mode_and_the_already_sent_lookup():
         "states:StartSyncExecution",
     )
     # FIFO STANDARD waits with DescribeExecution, on this state machine's executions only.
-    wait = next(s for s in statements if isinstance(s, dict) and "Fn::If" in s)["Fn::If"]
-    assert wait[0] == "IsFifoStandard" and wait[2] == {"Ref": "AWS::NoValue"}
+    conditional = {s["Fn::If"][0]: s["Fn::If"] for s in statements if isinstance(s, dict) and "Fn::If" in s}
+    wait = conditional["IsFifoStandard"]
+    assert wait[2] == {"Ref": "AWS::NoValue"}
     assert wait[1]["Action"] == "states:DescribeExecution"
     assert ":execution:${PipelineStateMachine.Name}:*" in wait[1]["Resource"]["Fn::Sub"]
     assert [m for m in MODES if condition("IsFifoStandard", m)] == [("STANDARD", "FIFO")]
+    # FIFO: throttled records kept in flight (ChangeMessageVisibilityBatch), on the source queue only.
+    hold = conditional["IsFifo"]
+    assert hold[2] == {"Ref": "AWS::NoValue"}
+    assert (hold[1]["Action"], hold[1]["Resource"]) == (
+        "sqs:ChangeMessageVisibility",
+        {"Fn::GetAtt": ["SourceQueue", "Arn"]},
+    )
     lookup = by_sid["SkipEventsAlreadySent"]
     assert lookup["Action"] == "dynamodb:BatchGetItem"
     assert lookup["Resource"] == {"Fn::GetAtt": ["ProcessedEventsTable", "Arn"]}

@@ -90,3 +90,20 @@ def test_a_requeued_record_keeps_its_body_and_attributes_and_counts_its_requeues
     assert message["Body"] == record["body"]
     assert message["MessageAttributes"]["trace"]["StringValue"] == "t-1"
     assert message["MessageAttributes"][throttling.REQUEUES_ATTRIBUTE]["StringValue"] == "1"
+
+
+def test_a_throttled_fifo_record_is_held_in_flight_longer_each_receive_up_to_under_sqs_12_hour_maximum():
+    """SQS refuses a visibility timeout past 12 hours from the receive
+    (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html):
+    the hold doubles per receive from 30 min and stops an hour under that, whatever the count."""
+    held = [throttling.held_back_seconds(count) for count in range(1, 1001)]
+    assert held[:7] == [1_800, 3_600, 7_200, 14_400, 28_800, 39_600, 39_600]
+    assert held == sorted(held) and max(held) == throttling.HOLD_MAX_SECONDS < throttling.SQS_MAX_VISIBILITY_SECONDS
+    assert throttling.SQS_MAX_VISIBILITY_SECONDS == 12 * 3600
+    # With the template's MaxReceiveCount (5), the redrive policy can move a record only after
+    # 15.5 hours of throttling; each further receive allowed adds 11 hours.
+    assert sum(held[:5]) == 15.5 * 3600
+    # An unreadable or missing count is a first receive.
+    assert throttling.receive_count_of({"attributes": {}}) == 1
+    assert throttling.receive_count_of({"attributes": {"ApproximateReceiveCount": "x"}}) == 1
+    assert throttling.receive_count_of({"attributes": {"ApproximateReceiveCount": "4"}}) == 4

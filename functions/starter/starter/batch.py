@@ -19,7 +19,9 @@ class Delivery:
     failure: Exception | None = None  # parsing failed unexpectedly: the record is reported failed
     already_sent: bool = False
     group_id: str | None = None  # a FIFO source's MessageGroupId
-    record: dict[str, Any] | None = None  # as Lambda gave it: a throttled record is re-queued from it
+    # As Lambda gave it: a throttled record is re-queued from it (standard source), or kept in flight
+    # with its receipt handle, with its group's held-back records (FIFO).
+    record: dict[str, Any] | None = None
 
     @property
     def event_id(self) -> str | None:
@@ -35,6 +37,7 @@ class Delivery:
 class Handled:
     message_id: str
     outcome: str | None  # None: failed, SQS redelivers it
+    throttled: bool = False  # failed because Step Functions throttled it for the whole invocation
 
 
 def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Delivery]:
@@ -47,9 +50,9 @@ def parse_batch(records: list[dict[str, Any]], settings: Settings) -> list[Deliv
             deliveries.append(Delivery(message_id, body, event=event, group_id=group_id, record=record))
         except InvalidMessage as invalid:
             invalid.message_attributes = record.get("messageAttributes") or {}  # a redrive's count goes on
-            deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id))
+            deliveries.append(Delivery(message_id, body, invalid=invalid, group_id=group_id, record=record))
         except Exception as failure:  # one record's surprise must not fail its whole batch
-            deliveries.append(Delivery(message_id, body, failure=failure, group_id=group_id))
+            deliveries.append(Delivery(message_id, body, failure=failure, group_id=group_id, record=record))
     return deliveries
 
 

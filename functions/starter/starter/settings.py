@@ -50,7 +50,8 @@ class Settings:
     # execution ended (R5); the group's first failure fails the rest of it.
     source_queue_type: str = "STANDARD"
     # Where a record Step Functions throttled for a whole invocation is sent again (throttling.py);
-    # unset, or a FIFO source (it would go behind its group's later messages), it is reported failed.
+    # unset, or a FIFO source (it would go behind its group's later messages), it is reported failed
+    # (FIFO: and kept in flight on this queue, with its group's held-back records, for longer each round).
     source_queue_url: str | None = None
 
     @property

@@ -18,8 +18,14 @@ throttle that outlasts `maxReceiveCount` attempts dead-letters a valid event. In
    same, so its event_id and payload hash are too (the workflow writes once, R2); its execution
    name differs (a new message id), which only names the execution;
 3. on a FIFO source a record cannot be re-queued without going behind the group's later messages,
-   so it is reported failed and blocks its group (R5); that spends one receive per invocation the
-   throttle outlasts (docs/RUNBOOK.md, "Traffic above capacity").
+   so it is reported failed and blocks its group (R5), and it stays the same message: each round
+   the throttle outlasts spends one receive. So the starter also keeps it, and the group's records
+   it holds back, in flight for longer and longer (`hold_back`: ChangeMessageVisibilityBatch with
+   their receipt handles). SQS delivers none of a group's messages while one is in flight, so the
+   order holds, and a sustained throttle spends receives slowly (`held_back_seconds`;
+   docs/RUNBOOK.md, "Traffic above capacity"). Lambda leaves a failed record's visibility as it is:
+   it reappears when its visibility timeout runs out
+   (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
 
 Throttling Step Functions answers ThrottlingException
 (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html).
@@ -37,6 +43,20 @@ FIRST_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.05, 2.0
 REQUEUES_ATTRIBUTE = "onceflow-throttled-requeues"
 AWS_MAX_DELAY_SECONDS = 900  # SQS's largest DelaySeconds
 MAX_DELAY_SECONDS = AWS_MAX_DELAY_SECONDS
+
+# A FIFO record throttled for a whole invocation, on its n-th receive, stays in flight
+# HOLD_BASE_SECONDS x 2^(n-1): 30 min, 1 h, 2 h, 4 h, 8 h, then the cap. The first is about the
+# queue's own visibility timeout (1980 s, from the receive), so a throttle that ends soon costs what
+# it did before; with MaxReceiveCount 5 (the template's default) the redrive policy can move the
+# record only after 30 min + 1 h + 2 h + 4 h + 8 h = 15.5 h of throttling (each further receive
+# allowed adds the cap). SQS caps a message's visibility at 12 h counted from its receive
+# (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
+# a longer request is refused); the starter asks at most an hour less, as its call comes within the
+# receive's visibility timeout (1980 s) plus its own run.
+HOLD_BASE_SECONDS = 1_800
+SQS_MAX_VISIBILITY_SECONDS = 43_200
+HOLD_MAX_SECONDS = SQS_MAX_VISIBILITY_SECONDS - 3_600
+CHANGE_VISIBILITY_BATCH = 10  # entries per ChangeMessageVisibilityBatch call, SQS's limit
 
 T = TypeVar("T")
 
@@ -116,3 +136,33 @@ def requeue(sqs: Any, queue_url: str, record: dict[str, Any]) -> tuple[str, int]
         MessageAttributes=_message_attributes(record, requeues),
     )
     return str(sent["MessageId"]), delay
+
+
+def receive_count_of(record: dict[str, Any]) -> int:
+    text = str((record.get("attributes") or {}).get("ApproximateReceiveCount") or "1")
+    return int(text) if text.isdigit() else 1
+
+
+def held_back_seconds(receive_count: int) -> int:
+    """How long a FIFO record throttled on its `receive_count`-th receive stays in flight."""
+    return min(HOLD_MAX_SECONDS, HOLD_BASE_SECONDS * 2 ** min(max(receive_count, 1) - 1, 16))
+
+
+def hold_back(sqs: Any, queue_url: str, records: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """Keep a throttled FIFO record and its group's records held back with it in flight, all for
+    the same time (they come back together, in order), grown with the highest receive count among
+    them. Returns the visibility set and the message ids SQS did not take it for; a call that
+    raises leaves the caller to report them failed all the same (SQS keeps them)."""
+    seconds = held_back_seconds(max(receive_count_of(record) for record in records))
+    not_held: list[str] = []
+    for start in range(0, len(records), CHANGE_VISIBILITY_BATCH):
+        chunk = records[start : start + CHANGE_VISIBILITY_BATCH]
+        response = sqs.change_message_visibility_batch(
+            QueueUrl=queue_url,
+            Entries=[
+                {"Id": str(index), "ReceiptHandle": record["receiptHandle"], "VisibilityTimeout": seconds}
+                for index, record in enumerate(chunk)
+            ],
+        )
+        not_held.extend(chunk[int(failed["Id"])]["messageId"] for failed in response.get("Failed") or [])
+    return seconds, not_held

@@ -73,7 +73,8 @@ FAULTS: tuple[str, ...] = (
     "start_execution",  # StartExecution (EXPRESS: StartSyncExecution) denied (reported failed; SQS redelivers)
     # StartExecution (EXPRESS: StartSyncExecution) throttled, ThrottlingException: the starter waits it
     # out in the invocation, then re-queues a standard source's record as a new message (FIFO: reports
-    # it failed, holding its group); times=None throttles every call for more rounds than maxReceiveCount.
+    # it failed, holding its group in flight longer each round); times=None throttles every call for
+    # more rounds than maxReceiveCount (FIFO: that many of the queue's visibility timeouts).
     "start_throttled",
     "dead_letter_send",  # SendMessage to the dead-letter queue fails (state machine, starter, reconciler)
     # Step Functions' status change events lost (AWS delivers them best effort): times=None loses

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -78,6 +79,7 @@ from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
 from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.engine.baseline import Baseline
 from onceflow.local.engine.ttl import TtlClock
+from onceflow.local.event_source import SqsEventSource
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
 from onceflow.local.safety_net import SafetyNet, StatusEventLoss, SweepReport
@@ -201,6 +203,7 @@ class _Run:
         self.expired_state_records: dict[str, dict[str, Any]] = {}
         self.bodies: list[str] = []
         self.poison_bodies: set[str] = set()
+        self.groups: dict[str, str] = {}  # FIFO: each body's MessageGroupId
         self.stats = RunStats()
         # Events the redrive policy moved to the dead-letter queue while Step Functions throttled every start.
         self.throttled_dead_letters: list[str] = []
@@ -222,6 +225,8 @@ class _Run:
     # --- steps -------------------------------------------------------------------------------
     def send(self, bodies: list[str], group: str | None = None) -> None:
         self.pipeline.send(bodies, groups=[group or POISON_GROUP] * len(bodies) if self.options.fifo else None)
+        if self.options.fifo:
+            self.groups.update((body, group or POISON_GROUP) for body in bodies)
         self.bodies.extend(bodies)
         self.stats.messages_sent += len(bodies)
 
@@ -237,19 +242,29 @@ class _Run:
     def process_throttled_for_good(self) -> None:
         """Step Functions throttles every start: the step lets more receives go by than the redrive
         policy allows (each round an invocation that waits the throttle out to its end), then the
-        window closes. A standard source's throttled record is re-queued as a new message each
-        round, so none may be moved to the dead-letter queue by the redrive policy meanwhile (a
-        FIFO source's cannot be re-queued behind its group: it spends a receive per round, and past
-        maxReceiveCount the redrive policy moves it, as docs/RUNBOOK.md says)."""
-        rounds = (self.pipeline.event_source.settings.max_receive_count or 1) + 2
-        with _moved_by_the_redrive_policy(_queue_name(self.stack.dead_letter_queue_url)) as moved:
+        window closes. No valid event may be moved to the dead-letter queue by the redrive policy
+        meanwhile. A standard source's throttled record is re-queued as a new message each round. A
+        FIFO source's cannot be (it would go behind its group) and spends a receive per round, so
+        its rounds run on a clock: one the queue's visibility timeout apart, which used to move it
+        past maxReceiveCount, while the starter keeps its group in flight longer each round
+        (starter/throttling.py); when the window closes, what is still held comes back."""
+        source = self.pipeline.event_source
+        rounds = (source.settings.max_receive_count or 1) + 2
+        with ExitStack() as context:
+            moved = context.enter_context(_moved_by_the_redrive_policy(_queue_name(self.stack.dead_letter_queue_url)))
+            tick = context.enter_context(_rounds_on_a_clock(source)) if self.options.fifo else lambda: None
             for _ in range(rounds):
-                self.pipeline.event_source.poll_once()
+                source.poll_once()
+                tick()
             self.wait_until_no_execution_runs()
         self.stats.throttled_rounds += rounds
-        if not self.options.fifo:  # poison may be moved (its dead letter's send can fail): not a valid event
-            valid = [body for body in moved if body not in self.poison_bodies]
-            self.throttled_dead_letters.extend(event_id_of_body(body) or body[:40] for body in valid)
+        # Poison may be moved (its dead letter's send can fail): not a valid event. On a FIFO source
+        # neither are the later events of its group (group-0) then: held back behind it, not throttled.
+        behind_poison = (
+            {body for body, group in self.groups.items() if group == POISON_GROUP} if self.poison_bodies else set()
+        )
+        valid = [body for body in moved if body not in self.poison_bodies and body not in behind_poison]
+        self.throttled_dead_letters.extend(event_id_of_body(body) or body[:40] for body in valid)
 
     def redeliver(self, pick: int) -> None:
         handled = self.pipeline.event_source.acknowledged_records
@@ -372,7 +387,7 @@ class _Run:
                 problems.append(f"recovery did not finish in time: {timeout}")
         problems.extend(
             f"throttling: {event} was moved to the dead-letter queue by the redrive policy while Step Functions "
-            "throttled its start (a throttled record must spend no receive)"
+            "throttled its start (a throttled record must not spend its receives: re-queued, or on FIFO held in flight)"
             for event in self.throttled_dead_letters
         )
         self.stats.starter_crashes += self.crashes.crashed_before_start + self.crashes.crashed_after_start
@@ -450,6 +465,26 @@ def _throttling_on_the_run_clock(starter_module: ModuleType) -> Iterator[None]:
         yield
     finally:
         throttling.MAX_DELAY_SECONDS, throttling.MAX_BACKOFF_SECONDS = saved
+
+
+@contextmanager
+def _rounds_on_a_clock(source: SqsEventSource) -> Iterator[Callable[[], None]]:
+    """The event source on a clock of simulated seconds (a record's visibility timeout, the queue's
+    or the one the starter set, runs out on it), moved on by the queue's visibility timeout per
+    `tick()`. On leaving, every record still held becomes visible (the window is over and, the
+    clock jumping ahead, so are the holds) and the event source is back on the run's time."""
+    now = [0.0]
+    source.clock = lambda: now[0]
+
+    def tick() -> None:
+        now[0] += source.settings.visibility_timeout
+
+    try:
+        yield tick
+    finally:
+        now[0] = math.inf
+        source.release_due()
+        source.clock = None
 
 
 @contextmanager

@@ -8,7 +8,8 @@ status change events are no patch: the window gives the emulated safety net a St
 record is reported failed and SQS redelivers it. "start_throttled" throttles it, ThrottlingException
 (Step Functions over its token bucket): the starter waits it out in the invocation, then, on a
 standard source, re-queues the record as a new message (no receive spent); a FIFO source's record
-is reported failed and holds its group (starter/throttling.py).
+is reported failed, holds its group, and the group is kept in flight longer each round
+(starter/throttling.py).
 """
 
 from __future__ import annotations

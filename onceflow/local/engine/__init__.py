@@ -101,6 +101,10 @@ def patches(
     from onceflow.local.engine import sqs_fifo
 
     selected += sqs_fifo.moto_patches()
+    # A consumer's ChangeMessageVisibility noted for the emulated event source: sqs_visibility.py.
+    from onceflow.local.engine import sqs_visibility
+
+    selected += sqs_visibility.moto_patches()
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

@@ -46,6 +46,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",
+    "onceflow.local.engine.sqs_visibility",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )

@@ -68,6 +68,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_StartExecution.html",
         "test_start_execution_words_a_json_mistake_as_aws_does",
     ),
+    "List APIs refuse maxResults over 1000, a nextToken too long, a statusFilter not in the enum": (
+        f"{API}/API_ListExecutions.html",
+        "test_list_apis_refuse_what_the_api_model_refuses",
+    ),
+    "ListStateMachines lists by ARN (name), page by page": (
+        f"{API}/API_ListStateMachines.html",
+        "test_list_state_machines_lists_by_name",
+    ),
     "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
         CONTEXT,
         "test_context_object_start_time_and_redrive_count",
@@ -370,3 +378,60 @@ def test_start_execution_words_a_json_mistake_as_aws_does(account: Account, text
     error = refused.value.response["Error"]
     expected = ("InvalidExecutionInput", f"Invalid State Machine Execution Input: '{detail}'")
     assert (error["Code"], error["Message"]) == expected
+
+
+def test_list_apis_refuse_what_the_api_model_refuses(account: Account):
+    """AWS's recordings (LocalStack's test_sfn_api.snapshot.json, test_list_sms_pagination,
+    test_list_executions_pagination, test_state_machine_status_filter): ValidationException "1
+    validation error detected: Value '1001' at 'maxResults' failed to satisfy constraint: Member must
+    have value less than or equal to 1000", the nextToken's length (1024 for ListStateMachines, 3096
+    for ListExecutions), statusFilter's enum in AWS's order. moto alone accepted all three."""
+    sfn = account.sfn
+    arn = account.state_machine(PASS)
+    refusals = {
+        "maxResults": lambda: sfn.list_state_machines(maxResults=1001),
+        "nextToken": lambda: sfn.list_executions(stateMachineArn=arn, nextToken="t" * 3097),
+        "statusFilter": lambda: sfn.list_executions(stateMachineArn=arn, statusFilter="succeeded"),
+    }
+    messages = {}
+    for field, call in refusals.items():
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+        messages[field] = refused.value.response["Error"]["Message"]
+
+    assert messages["maxResults"] == (
+        "1 validation error detected: Value '1001' at 'maxResults' failed to satisfy constraint: "
+        "Member must have value less than or equal to 1000"
+    )
+    assert messages["nextToken"].endswith(
+        "at 'nextToken' failed to satisfy constraint: Member must have length less than or equal to 3096"
+    )
+    assert messages["statusFilter"] == (
+        "1 validation error detected: Value 'succeeded' at 'statusFilter' failed to satisfy constraint: Member "
+        "must satisfy enum value set: [SUCCEEDED, TIMED_OUT, PENDING_REDRIVE, ABORTED, FAILED, RUNNING]"
+    )
+    assert sfn.list_executions(stateMachineArn=arn, maxResults=1000, statusFilter="SUCCEEDED")["executions"] == []
+
+
+def test_list_state_machines_lists_by_name(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api.snapshot.json, test_list_sms_pagination): machines
+    made in the order 0..12 are listed statemachine_0_, _10_, _11_, _12_, _1_, _2_ ... (by ARN;
+    moto: by creation date), 10 per page with maxResults 10."""
+    sfn = account.sfn
+    names = [f"statemachine_{i}_x" for i in range(13)]
+    for name in names:
+        sfn.create_state_machine(name=name, definition=json.dumps(PASS), roleArn=ROLE_ARN)
+
+    first = sfn.list_state_machines(maxResults=10)
+    second = sfn.list_state_machines(maxResults=10, nextToken=first["nextToken"])
+
+    listed = [m["name"] for m in first["stateMachines"] + second["stateMachines"]]
+    assert listed == sorted(names)
+    assert listed[:5] == [
+        "statemachine_0_x",
+        "statemachine_10_x",
+        "statemachine_11_x",
+        "statemachine_12_x",
+        "statemachine_1_x",
+    ]

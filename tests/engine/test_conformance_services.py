@@ -34,6 +34,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         DYNAMODB,
         "test_dynamodb_results_carry_the_http_metadata_and_aws_sdk_results_none",
     ),
+    "SNS Publish: SequenceNumber for a FIFO topic, AWS's error without MessageGroupId or topic": (
+        "https://docs.aws.amazon.com/sns/latest/api/API_Publish.html",
+        "test_sns_publish_answers_as_aws_for_fifo_topics_and_missing_topics",
+    ),
     "UpdateItem answers ConsumedCapacity only when ReturnConsumedCapacity asks for it": (
         UPDATE_ITEM,
         "test_update_item_answers_consumed_capacity_only_when_asked",
@@ -156,3 +160,33 @@ def test_update_item_answers_consumed_capacity_only_when_asked(account: Account)
 
     assert "ConsumedCapacity" not in plain
     assert asked["ConsumedCapacity"]["TableName"] == "conformance-capacity"
+
+
+def test_sns_publish_answers_as_aws_for_fifo_topics_and_missing_topics(account: Account):
+    """AWS's recordings (LocalStack's services/test_sns_task_service.snapshot.json):
+    test_fifo_message_attribute (a FIFO publish answers a SequenceNumber, Content-Length 352; without
+    MessageGroupId: SNS.InvalidParameterException "Invalid parameter: The MessageGroupId parameter is
+    required for FIFO topics") and test_publish_base_error_topic_arn (SNS.NotFoundException "Topic
+    does not exist"; moto: "Endpoint does not exist")."""
+    sns = account.client("sns")
+    topic_arn = sns.create_topic(
+        Name="conformance.fifo", Attributes={"FifoTopic": "true", "ContentBasedDeduplication": "true"}
+    )["TopicArn"]
+    missing_arn = topic_arn.replace("conformance.fifo", "no-such-topic")
+    publish = "arn:aws:states:::sns:publish"
+
+    output = _task_result(account, publish, {"TopicArn": topic_arn, "Message": "m", "MessageGroupId": "g"})
+    without_group = account.run(
+        single_state({"Type": "Task", "Resource": publish, "Parameters": {"TopicArn": topic_arn, "Message": "m"}}), {}
+    )
+    missing = account.run(
+        single_state({"Type": "Task", "Resource": publish, "Parameters": {"TopicArn": missing_arn, "Message": "m"}}), {}
+    )
+
+    assert len(output["SequenceNumber"]) == 20 and output["SequenceNumber"].isdigit()
+    assert output["SdkHttpMetadata"]["HttpHeaders"]["Content-Length"] == "352"
+    [failed] = [e["taskFailedEventDetails"] for e in without_group.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "SNS.InvalidParameterException"
+    assert failed["cause"].startswith("Invalid parameter: The MessageGroupId parameter is required for FIFO topics")
+    [failed] = [e["taskFailedEventDetails"] for e in missing.history if e["type"] == "TaskFailed"]
+    assert (failed["error"], failed["cause"].split(" (")[0]) == ("SNS.NotFoundException", "Topic does not exist")

@@ -85,6 +85,10 @@ def patches(
     from onceflow.local.engine import state_machine_api
 
     selected += state_machine_api.patches()
+    # List* / GetExecutionHistory refuse what the API model's constraints refuse: request_constraints.py.
+    from onceflow.local.engine import request_constraints
+
+    selected += request_constraints.patches()
     # ValidateStateMachineDefinition with AWS's diagnostics: onceflow/local/engine/definition_validation.py.
     from onceflow.local.engine import definition_validation
 

@@ -43,6 +43,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.execution_api",
     "onceflow.local.engine.state_machine_api",
     "onceflow.local.engine.definition_validation",
+    "onceflow.local.engine.request_constraints",
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",

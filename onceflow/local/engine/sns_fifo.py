@@ -9,6 +9,13 @@
   (FifoThroughputScope Topic, the default).
 - subscribers: a FIFO topic delivers to SQS queues only; moto subscribes e-mail, Lambda or HTTP
   endpoints to it. https://docs.aws.amazon.com/sns/latest/dg/fifo-message-delivery.html
+- publish_answers: Publish to a FIFO topic answers a `SequenceNumber` (moto: none), a FIFO publish
+  without MessageGroupId is InvalidParameter "Invalid parameter: The MessageGroupId parameter is
+  required for FIFO topics" (moto: MissingParameter), and a topic ARN that names no topic is NotFound
+  "Topic does not exist" (moto looked for a platform endpoint: "Endpoint does not exist").
+  https://docs.aws.amazon.com/sns/latest/api/API_Publish.html; AWS's recordings: LocalStack's
+  stepfunctions services/test_sns_task_service.snapshot.json (test_fifo_message_attribute,
+  test_publish_base_error_topic_arn).
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from moto.sns.exceptions import InvalidParameterValue
+from moto.core.responses import ActionResult
+from moto.sns.exceptions import InvalidParameterValue, SNSNotFoundError
 from moto.sns.models import SNSBackend, Topic
+from moto.sns.responses import SNSResponse
 
 Patch = tuple[Any, str, Any]
 DEDUPLICATION_SECONDS = 300
@@ -72,6 +81,37 @@ def _sqs_only(original: Callable[..., Any]) -> Callable[..., Any]:
     return subscribe
 
 
+def _publish_checked(original: Callable[..., str]) -> Callable[..., str]:
+    @functools.wraps(original)
+    def publish(self: SNSBackend, message: str, arn: str | None, *args: Any, **kwargs: Any) -> str:
+        if arn and ":endpoint/" not in arn and kwargs.get("phone_number") is None:
+            topic = self.topics.get(arn)
+            if topic is None:
+                raise SNSNotFoundError("Topic does not exist")
+            if topic.fifo_topic and not kwargs.get("group_id"):
+                raise InvalidParameterValue(
+                    "Invalid parameter: The MessageGroupId parameter is required for FIFO topics"
+                )
+        return original(self, message, arn, *args, **kwargs)
+
+    return publish
+
+
+def _with_sequence_number(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def publish(self: SNSResponse) -> Any:
+        result = original(self)
+        topic = self.backend.topics.get(self._get_param("TopicArn") or self._get_param("TargetArn") or "")
+        if topic is not None and topic.fifo_topic and isinstance(result, ActionResult):
+            with _lock:
+                number = getattr(topic, "_onceflow_sequence", 10_000_000_000_000_000_000) + 1
+                topic._onceflow_sequence = number  # type: ignore[attr-defined]
+            result.result["SequenceNumber"] = str(number)  # type: ignore[index]
+        return result
+
+    return publish
+
+
 def moto_needs() -> list[Any]:
     """What this module relies on in the pinned moto (see onceflow/local/engine/shape.py)."""
     from onceflow.local.engine.shape import need
@@ -79,6 +119,9 @@ def moto_needs() -> list[Any]:
     return [
         need(Topic, "publish", "message", "deduplication_id"),
         need(SNSBackend, "subscribe", "topic_arn", "endpoint", "protocol"),
+        need(SNSBackend, "publish"),  # called by moto with arn=, phone_number=, group_id= (keywords)
+        need(SNSResponse, "publish"),
+        need(SNSResponse, "_get_param"),
     ]
 
 
@@ -86,4 +129,6 @@ def patches() -> list[Patch]:
     return [
         (Topic, "publish", _deduplicating(Topic.publish)),
         (SNSBackend, "subscribe", _sqs_only(SNSBackend.subscribe)),
+        (SNSBackend, "publish", _publish_checked(SNSBackend.publish)),
+        (SNSResponse, "publish", _with_sequence_number(SNSResponse.publish)),
     ]

@@ -12,6 +12,9 @@
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_UpdateStateMachine.html
 - definitions: CreateStateMachine and UpdateStateMachine refuse what AWS's own checks refuse, in
   AWS's words (definition_validation.py).
+- listed_by_name: ListStateMachines lists the machines in the order of their ARNs (names), as
+  AWS's recording shows (test_list_sms_pagination: statemachine_0_, _10_, _11_, _12_, _1_, ...);
+  moto listed them by creation date.
 - described_fields: DescribeStateMachine's `loggingConfiguration` has `includeExecutionData`
   (false unless asked); DescribeStateMachineForExecution answers its own fields (`updateDate`,
   `revisionId`; no `creationDate`, `status` or `type`).
@@ -30,8 +33,11 @@ from typing import Any
 
 from moto.core.exceptions import AWSError
 from moto.stepfunctions.exceptions import StateMachineDoesNotExist
+from moto.stepfunctions.models import StepFunctionBackend
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
+from moto.stepfunctions.utils import PAGINATION_MODEL
+from moto.utilities.paginator import paginate
 
 from onceflow.local.engine import definition_validation
 from onceflow.local.engine.shape import Need, need
@@ -96,6 +102,7 @@ def moto_needs() -> list[Need]:
             "publish",
             "version_description",
         ),
+        need(StepFunctionBackend, "list_state_machines"),
         need(StepFunctionResponse, "update_state_machine"),
         need(StepFunctionResponse, "describe_state_machine"),
         need(StepFunctionResponse, "describe_state_machine_for_execution"),
@@ -105,7 +112,15 @@ def moto_needs() -> list[Need]:
 
 
 def patches() -> list[Patch]:
-    return [*idempotent_create(), *revisions(), *described_fields()]
+    return [*idempotent_create(), *revisions(), *listed_by_name(), *described_fields()]
+
+
+def listed_by_name() -> list[Patch]:
+    @paginate(pagination_model=PAGINATION_MODEL)  # moto's own paginator and model, as moto's listing
+    def list_state_machines(self: StepFunctionBackend) -> list[Any]:
+        return sorted(self.state_machines, key=lambda machine: machine.arn)
+
+    return [(StepFunctionBackend, "list_state_machines", list_state_machines)]
 
 
 def _logging(configuration: dict[str, Any] | None) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import successful_records
 from onceflow.local.stack import deploy
-from onceflow.ops.executions import history, list_executions
+from onceflow.ops.executions import ExecutionResult, history, list_executions
 from onceflow.ops.observe import drain, scan
 
 # One failure window per chunk, in turn: (fault, failures injected; None = for the whole chunk).
@@ -200,7 +200,8 @@ class ExecutionTally:
             self.state_entries += entered
             self.retries += scheduled - task_entries
             described = json.loads(sfn.describe_execution(executionArn=arn).get("input") or "{}")
-            self.records_per_event[described.get("event_id", "")] += successful_records(_Shim(events))
+            result = ExecutionResult(arn, execution["name"], execution["status"], described, events)
+            self.records_per_event[described.get("event_id", "")] += successful_records(result)
 
     @property
     def executions(self) -> int:
@@ -238,13 +239,6 @@ def release_emulator_state(aws: EmbeddedAws, arns: set[str]) -> int:
     return released
 
 
-@dataclass(frozen=True)
-class _Shim:
-    """What report.successful_records reads from an execution: its history."""
-
-    history: list[dict[str, Any]]
-
-
 # --- the run -----------------------------------------------------------------------------------------
 def run(options: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(options.seed)
@@ -259,9 +253,9 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
         pipeline = LocalPipeline(aws, stack, log_stream=logs, invoke_wrapper=crashes.wrap)
         sfn = stack.client("stepfunctions")
         interrupts = ExecutionInterrupts(stack.client("stepfunctions"))
-        windows = FaultWindows(stack.dead_letter_queue_url)
         safety_net = RetryingSafetyNet(pipeline.safety_net)  # LocalPipeline sweeps it whenever idle
         pipeline.safety_net = safety_net  # type: ignore[assignment]
+        windows = FaultWindows(stack.dead_letter_queue_url, safety_net)  # type: ignore[arg-type]
         tally = ExecutionTally()
         sent: list[str] = []
         counter.counts.clear()  # from here on: the run, not the deployment

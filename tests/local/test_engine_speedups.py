@@ -147,6 +147,38 @@ def test_queue_counts_and_deletes_answer_as_sqs_does(queue):
     assert rest["ApproximateNumberOfMessages"] == "7"
 
 
+class _ReadCounting(list):
+    """A queue's message list that counts the messages iterated over (`in` and `remove` do not)."""
+
+    read = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for message in super().__iter__():
+            self.read += 1
+            yield message
+
+
+def test_a_backlog_is_not_walked_to_receive_or_delete_a_batch(queue, monkeypatch):
+    """With 200 queued, receiving 10 reads the oldest visible ones and stops, and deleting them by
+    their new receipt handles finds each among the in-flight ones (a backlog of 20,000 made every
+    receive and every delete a walk of the whole queue: issue 21's falling rate)."""
+    sqs, url = queue
+    for start in range(10, 200, 10):
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{start + i}"} for i in range(10)]
+        )
+    backend_queue = sqs_models.sqs_backends[ACCOUNT_ID][REGION].queues["speedup-probe"]
+    backend_queue._messages = messages = _ReadCounting(backend_queue._messages)
+    with counting(speedups._HandleIndex, "rebuild") as calls:
+        received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+        for message in received:
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    assert [m["Body"] for m in received] == [f"m{i}" for i in range(10)]
+    assert messages.read <= 20 and calls["rebuild"] == 0, (messages.read, calls)
+    remaining = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    assert remaining["Attributes"]["ApproximateNumberOfMessages"] == "190"
+
+
 def test_moto_server_finds_the_backend_without_listing_its_package(stack):
     sqs = stack.client("sqs")
     with counting(os, "listdir") as calls:

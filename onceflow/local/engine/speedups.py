@@ -19,7 +19,9 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per
   name; and DeleteMessage walks every queued message's receipt handles, twice. Here the retention
   period is read from the queue, each count reads the clock once, GetQueueAttributes computes the
-  attributes once, and DeleteMessage finds its message through a receipt-handle index.
+  attributes once, DeleteMessage finds its message through a receipt-handle index (a new handle
+  among the in-flight messages first), and ReceiveMessage reads the queue only as far as its batch
+  (with a backlog, both walked every queued message: issue 21).
 - dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
   request to find the backend for the Host header, and every response class lists its methods
   (inspect.getmembers) on every request to find the action's; both are read once here.
@@ -53,7 +55,7 @@ import functools
 import importlib
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import boto3
@@ -335,8 +337,15 @@ class _HandleIndex:
     def find(self, queue: Any, receipt_handle: str) -> Any | None:
         message = self.by_handle.get(receipt_handle)
         if message is None or not self._live(queue, message, receipt_handle):
-            self.rebuild(queue)
-            message = self.by_handle.get(receipt_handle)
+            # A handle not seen yet is almost always a message just received, which moto keeps in
+            # the queue's pending set: look there before walking every queued message (a backlog
+            # of 20,000 made each delete a walk of 20,000 messages).
+            message = next((m for m in queue.pending_messages if self._live(queue, m, receipt_handle)), None)
+            if message is None:
+                self.rebuild(queue)
+                return self.by_handle.get(receipt_handle)
+            for handle in message.all_receipt_handles:
+                self.by_handle[handle] = message
         return message
 
     @staticmethod
@@ -373,11 +382,28 @@ def _delete_message(self: Any, receipt_handle: str) -> None:
         index.by_handle.pop(handle, None)
 
 
-def _visible_messages(self: Any) -> list[Any]:
-    """moto's Queue.messages (visible and not delayed), with one clock reading for the whole queue
-    instead of two per message (moto's clock is a datetime subtraction, the bulk of the cost)."""
-    now = sqs_models.unix_time_millis()
-    return [m for m in self._messages if now > m.visible_at and not now < m.delayed_until]
+class _VisibleMessages:
+    """moto's Queue.messages (visible and not delayed), read lazily with one clock reading for the
+    whole queue instead of two per message (moto's clock is a datetime subtraction). ReceiveMessage
+    iterates it and stops at its batch: with a backlog it no longer lists every queued message to
+    take ten (a backlog of 20,000 made each receive a walk of 20,000). Truth and length are moto's."""
+
+    def __init__(self, messages: list[Any], now: int):
+        self._messages, self._now = messages, now
+
+    def __iter__(self) -> Iterator[Any]:
+        now = self._now
+        return (m for m in self._messages if now > m.visible_at and not now < m.delayed_until)
+
+    def __bool__(self) -> bool:
+        return next(iter(self), None) is not None
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _visible_messages(self: Any) -> _VisibleMessages:
+    return _VisibleMessages(self._messages, sqs_models.unix_time_millis())
 
 
 def _count_visible(self: Any) -> int:

@@ -35,7 +35,7 @@ ENGINES = {"embedded": {}, "stock moto": {"ONCEFLOW_CONFORMANCE_ENGINE": "stock"
 AREAS = (
     ("TestState", ("test_test_state_api",)),
     ("service integrations", ("test_conformance_services",)),
-    ("state machine and execution APIs", ("test_conformance_api",)),
+    ("state machine APIs", ("test_conformance_api",)),
     ("JSONata and variables", ("jsonata", "variable", "assign")),
     ("Choice", ("choice", "is_present", "not_does_not")),
     ("error handling", ("catch", "retry", "runtime", "error")),

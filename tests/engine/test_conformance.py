@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
 
 from onceflow.local.mocking import SFN_MOCK_CONFIG
 from onceflow.ops.executions import list_executions, wait_for
+from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, failed_event, single_state
 
 ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"
@@ -116,7 +116,6 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     ),
 }
 
-ROOT = Path(__file__).resolve().parents[2]
 KIB = 1024
 LIMIT = 256 * KIB
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/conformance"
@@ -142,17 +141,7 @@ def _failing_task(**handlers: object) -> dict:
 
 
 def test_every_behaviour_names_an_aws_page_and_a_test():
-    here = {name for name in globals() if name.startswith("test_")}
-    for behaviour, (page, test) in BEHAVIOURS.items():
-        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
-        if "/" in test:  # another module, or one test of it
-            module, _, name = test.partition("::")
-            source = (ROOT / module).read_text()
-            assert not name or f"def {name}(" in source, f"{behaviour}: no test named {test}"
-        else:
-            assert test in here, f"{behaviour}: no test named {test}"
-    tests_here = here - {"test_every_behaviour_names_an_aws_page_and_a_test"}
-    assert tests_here <= {test for _, test in BEHAVIOURS.values()}, "a test here that BEHAVIOURS does not list"
+    check_behaviours(BEHAVIOURS, globals())
 
 
 @pytest.mark.parametrize("matcher", ["States.ALL", "States.TaskFailed", "States.Runtime"])

@@ -20,6 +20,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from onceflow.local.embedded import REGION
+from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, single_state
 from tests.engine.test_sync_execution import sfn as sync_client
 
@@ -84,11 +85,7 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
 
 
 def test_every_behaviour_names_an_aws_page_and_a_test():
-    here = {name for name in globals() if name.startswith("test_")}
-    for behaviour, (page, test) in BEHAVIOURS.items():
-        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
-        assert test in here, f"{behaviour}: no test named {test}"
-    assert here - {"test_every_behaviour_names_an_aws_page_and_a_test"} <= {t for _, t in BEHAVIOURS.values()}
+    check_behaviours(BEHAVIOURS, globals())
 
 
 def test_create_state_machine_is_idempotent_only_for_the_same_request(account: Account):

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from onceflow.ops.executions import ExecutionResult
+from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import Account, failed_event
 
 JSONATA = "https://docs.aws.amazon.com/step-functions/latest/dg/transforming-data.html"
@@ -82,12 +83,7 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
 
 
 def test_every_behaviour_names_an_aws_page_and_a_test():
-    here = {name for name in globals() if name.startswith("test_")}
-    for behaviour, (page, test) in BEHAVIOURS.items():
-        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
-        assert test in here, f"{behaviour}: no test named {test}"
-    tests_here = here - {"test_every_behaviour_names_an_aws_page_and_a_test"}
-    assert tests_here <= {test for _, test in BEHAVIOURS.values()}, "a test here that BEHAVIOURS does not list"
+    check_behaviours(BEHAVIOURS, globals())
 
 
 def _jsonata(states: dict[str, Any], start: str | None = None) -> dict[str, Any]:

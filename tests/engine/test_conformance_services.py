@@ -14,6 +14,7 @@ import uuid
 import zlib
 from typing import Any
 
+from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import Account, single_state
 
 SQS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html"
@@ -46,11 +47,7 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
 
 
 def test_every_behaviour_names_an_aws_page_and_a_test():
-    here = {name for name in globals() if name.startswith("test_")}
-    for behaviour, (page, test) in BEHAVIOURS.items():
-        assert page.startswith("https://docs.aws.amazon.com/"), behaviour
-        assert test in here, f"{behaviour}: no test named {test}"
-    assert here - {"test_every_behaviour_names_an_aws_page_and_a_test"} <= {t for _, t in BEHAVIOURS.values()}
+    check_behaviours(BEHAVIOURS, globals())
 
 
 def _task_result(account: Account, resource: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -74,6 +74,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_StartExecution.html",
         "test_start_execution_through_an_alias_runs_its_routed_version",
     ),
+    "The ExecutionStarted event names the version that ran and the alias it was started through": (
+        f"{API}/API_ExecutionStartedEventDetails.html",
+        "test_execution_started_event_names_the_version_and_the_alias",
+    ),
     "DescribeStateMachineForExecution of a version's execution answers the version under the machine's ARN": (
         f"{API}/API_DescribeStateMachineForExecution.html",
         "test_describe_state_machine_for_execution_of_a_version",
@@ -392,6 +396,27 @@ def test_start_execution_through_an_alias_runs_its_routed_version(account: Accou
     by_version = {e["executionArn"] for e in sfn.list_executions(stateMachineArn=second)["executions"]}
     assert by_version == {*through_alias, of_version}
     assert sfn.list_executions(stateMachineArn=first)["executions"] == []
+
+
+def test_execution_started_event_names_the_version_and_the_alias(account: Account):
+    """ExecutionStartedEventDetails: `stateMachineVersionArn` "identifies a state machine version used
+    for starting the state machine execution", `stateMachineAliasArn` the alias; an execution
+    started with the machine's own ARN has neither."""
+    sfn = account.sfn
+    created = _create(account, "started", publish=True)
+    arn, version = created["stateMachineArn"], created["stateMachineVersionArn"]
+    alias = _alias(account, "live", (version, 100))["stateMachineAliasArn"]
+
+    def started(state_machine_arn: str) -> dict[str, Any]:
+        result = wait_for(sfn, sfn.start_execution(stateMachineArn=state_machine_arn)["executionArn"])
+        [event] = [e for e in result.history if e["type"] == "ExecutionStarted"]
+        return event["executionStartedEventDetails"]
+
+    through_alias, of_version, of_machine = started(alias), started(version), started(arn)
+    assert (through_alias["stateMachineVersionArn"], through_alias["stateMachineAliasArn"]) == (version, alias)
+    assert of_version["stateMachineVersionArn"] == version and "stateMachineAliasArn" not in of_version
+    assert not {"stateMachineVersionArn", "stateMachineAliasArn"} & set(of_machine)
+    assert through_alias["roleArn"] == of_machine["roleArn"] == ROLE_ARN
 
 
 def test_describe_state_machine_for_execution_of_a_version(account: Account):

@@ -16,6 +16,8 @@ DescribeStateMachineForExecution:
   with an alias ARN those started through the alias, newest first, page by page.
 - DescribeStateMachineForExecution answers the version the execution ran (its definition, role,
   configuration and revisionId) under the machine's ARN.
+- The ExecutionStarted history event carries `stateMachineVersionArn` (and `stateMachineAliasArn`
+  for a start through an alias), the fields GetExecutionHistory's ExecutionStartedEventDetails has.
 - `$$.StateMachine.Id` is the ARN of the version that runs (AWS documents no other value; see
   docs/TESTING.md).
 
@@ -29,12 +31,16 @@ from __future__ import annotations
 
 import functools
 import random
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.stepfunctions.exceptions import StateMachineDoesNotExist
-from moto.stepfunctions.parser.api import ExecutionStatus
+from moto.stepfunctions.parser.api import ExecutionStatus, HistoryEventType
+from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
+from moto.stepfunctions.parser.backend.execution import Execution
+from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -46,7 +52,9 @@ Patch = tuple[Any, str, Any]
 VERSION = "_onceflow_version_arn"  # on an execution: the version that ran it
 ALIAS = "_onceflow_alias_arn"  # on an execution: the alias it was started through
 _ENDED = (ExecutionStatus.SUCCEEDED, ExecutionStatus.FAILED, ExecutionStatus.ABORTED, ExecutionStatus.TIMED_OUT)
+STARTED = "_onceflow_started_arns"  # on a worker and its event manager: ExecutionStarted's extra fields
 _choice = random.Random()
+_starting = threading.local()  # (version ARN, alias ARN or None) while StartExecution makes the execution
 
 
 def moto_needs() -> list[Need]:
@@ -67,6 +75,10 @@ def moto_needs() -> list[Need]:
         need(StepFunctionResponse, "describe_state_machine_for_execution"),
         need(StepFunctionResponse, "_get_param"),
         need(StepFunctionResponse, "_get_int_param"),
+        need(Execution, "_get_start_execution_worker"),
+        need(ExecutionWorker, "_get_evaluation_environment"),
+        need(EventManager, "add_event", "context", "event_type", "event_details"),
+        need(HistoryEventType, "ExecutionStarted"),
     ]
 
 
@@ -79,6 +91,7 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
         (StepFunctionResponse, "describe_execution", _describe(before)),
         (StepFunctionResponse, "list_executions", _list(before)),
         (StepFunctionResponse, "describe_state_machine_for_execution", _for_execution(before)),
+        *_started_event(before),
     ]
 
 
@@ -119,14 +132,53 @@ def _start(before: Sequence[Patch]) -> Any:
             raise StateMachineDoesNotExist(f"State Machine Does Not Exist: '{arn}'")
         # moto runs the version as it runs a machine: its executions are the machine's own list.
         version.executions = machine.executions
-        execution = original(self, version.arn + hash_sign + test_case, name, execution_input, trace_header)
-        if version_arn_of(execution) is None and execution.state_machine_arn == version.arn:
-            setattr(execution, VERSION, version.arn)
-            setattr(execution, ALIAS, alias.arn if alias is not None else None)
-        return execution
+        _starting.arns = (version.arn, alias.arn if alias is not None else None)
+        try:
+            return original(self, version.arn + hash_sign + test_case, name, execution_input, trace_header)
+        finally:
+            _starting.arns = None
 
     functools.update_wrapper(start_execution, original)  # keeps the mocked integrations' mark
     return start_execution
+
+
+def _started_event(before: Sequence[Patch]) -> list[Patch]:
+    """Marks the execution as its worker is made (before it runs), and ExecutionStarted with it."""
+    original_worker = current(before, Execution, "_get_start_execution_worker")  # the mocked integrations'
+    original_environment = current(before, ExecutionWorker, "_get_evaluation_environment")
+    original_add = current(before, EventManager, "add_event")
+
+    def _get_start_execution_worker(self: Execution) -> Any:
+        worker = original_worker(self)
+        arns = getattr(_starting, "arns", None)
+        if arns is not None and self.state_machine_arn == arns[0] and version_arn_of(self) is None:
+            setattr(self, VERSION, arns[0])
+            setattr(self, ALIAS, arns[1])
+            started = {"stateMachineVersionArn": arns[0]}
+            if arns[1]:
+                started["stateMachineAliasArn"] = arns[1]
+            setattr(worker, STARTED, started)
+        return worker
+
+    def _get_evaluation_environment(self: ExecutionWorker) -> Any:
+        env = original_environment(self)
+        if getattr(self, STARTED, None):
+            setattr(env.event_manager, STARTED, getattr(self, STARTED))
+        return env
+
+    def add_event(
+        self: EventManager, context: Any, event_type: Any, event_details: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        started = getattr(self, STARTED, None)
+        if started and event_type == HistoryEventType.ExecutionStarted and event_details:
+            event_details.get("executionStartedEventDetails", {}).update(started)
+        return original_add(self, context, event_type, event_details, *args, **kwargs)
+
+    return [
+        (Execution, "_get_start_execution_worker", _get_start_execution_worker),
+        (ExecutionWorker, "_get_evaluation_environment", _get_evaluation_environment),
+        (EventManager, "add_event", add_event),
+    ]
 
 
 def _fields(execution: Any) -> dict[str, str]:

@@ -42,6 +42,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_PublishStateMachineVersion.html",
         "test_publish_state_machine_version_is_idempotent_and_checks_the_revision",
     ),
+    "A version's or an alias's description over 256 characters is ValidationException": (
+        f"{API}/API_PublishStateMachineVersion.html",
+        "test_a_description_over_256_characters_is_refused",
+    ),
     "Version numbers are never reused after a delete": (
         f"{GUIDE}/concepts-state-machine-version.html",
         "test_version_numbers_are_not_reused_after_a_delete",
@@ -199,6 +203,25 @@ def test_publish_state_machine_version_is_idempotent_and_checks_the_revision(acc
     with pytest.raises(ClientError) as refused:
         sfn.publish_state_machine_version(stateMachineArn="invalid_arn")
     assert _error(refused) == ("InvalidArn", "Invalid Arn: 'Invalid ARN prefix: invalid_arn'")
+
+
+def test_a_description_over_256_characters_is_refused(account: Account):
+    """PublishStateMachineVersion and CreateStateMachineAlias: `description` "Length Constraints:
+    Maximum length of 256", a sensitive field (AWS's message does not quote its value)."""
+    sfn = account.sfn
+    created = _create(account, "described", publish=True)
+    message = (
+        "1 validation error detected: Value at 'description' failed to satisfy constraint: "
+        "Member must have length less than or equal to 256"
+    )
+    for call in (
+        lambda: sfn.publish_state_machine_version(stateMachineArn=created["stateMachineArn"], description="d" * 257),
+        lambda: _alias(account, "live", (created["stateMachineVersionArn"], 100), description="d" * 257),
+    ):
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert _error(refused) == ("ValidationException", message)
+    assert _alias(account, "live", (created["stateMachineVersionArn"], 100), description="d" * 256)
 
 
 def test_version_numbers_are_not_reused_after_a_delete(account: Account):

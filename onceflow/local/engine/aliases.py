@@ -9,7 +9,8 @@ DeleteStateMachineAlias and ListStateMachineAliases:
 - An alias routes to one or two versions of one state machine, with weights summing to 100; its
   ARN is the machine's with `:<name>`. The checks, in AWS's words: the API model's constraints
   (the name's pattern and length, at most 2 routes, a weight up to 100: "1 validation error
-  detected: Value ... at 'routingConfiguration' failed to satisfy constraint: ..."), then "Routing
+  detected: Value ... at 'routingConfiguration' failed to satisfy constraint: ..."; the name's length
+  and the description's are request_constraints.py's), then "Routing
   configuration must contain distinct state machine version ARNs. Received: [...]", "... must
   contain state machine version ARNs. Received: [...]", "Sum of routing configuration weights must
   equal 100. Received: [70, 29]".
@@ -44,7 +45,6 @@ from onceflow.local.engine.versions import ConflictException, ServiceQuotaExceed
 Patch = tuple[Any, str, Any]
 MAX_ALIASES = 100  # per state machine (CreateStateMachineAlias's page)
 NAME_PATTERN = r"^(?=.*[a-zA-Z_\-\.])[a-zA-Z0-9_\-\.]+$"  # the API model's, as AWS's message quotes it
-MAX_NAME_LENGTH = 80
 MAX_ROUTES = 2
 MAX_WEIGHT = 100
 NOT_FOUND = "Request references a resource that does not exist."
@@ -85,15 +85,10 @@ def patches() -> list[Patch]:
 
 def _model_constraints(name: str | None, routes: list[dict[str, Any]] | None) -> None:
     problems = []
-    if name is not None:
-        if not re.match(NAME_PATTERN, name):
-            problems.append(
-                f"Value '{name}' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: {NAME_PATTERN}"
-            )
-        if len(name) > MAX_NAME_LENGTH:
-            problems.append(
-                f"Value '{name}' at 'name' failed to satisfy constraint: Member must have length less than or equal to {MAX_NAME_LENGTH}"
-            )
+    if name is not None and not re.match(NAME_PATTERN, name):
+        problems.append(
+            f"Value '{name}' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: {NAME_PATTERN}"
+        )
     if routes is not None:
         if len(routes) > MAX_ROUTES:
             shown = ", ".join(

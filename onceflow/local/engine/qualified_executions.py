@@ -77,7 +77,9 @@ def moto_needs() -> list[Need]:
         need(StepFunctionResponse, "_get_int_param"),
         need(Execution, "_get_start_execution_worker"),
         need(ExecutionWorker, "_get_evaluation_environment"),
-        need(EventManager, "add_event", "context", "event_type", "event_details"),
+        need(
+            EventManager, "add_event", "context", "event_type", "event_details", "timestamp", "update_source_event_id"
+        ),
         need(HistoryEventType, "ExecutionStarted"),
     ]
 
@@ -167,12 +169,24 @@ def _started_event(before: Sequence[Patch]) -> list[Patch]:
         return env
 
     def add_event(
-        self: EventManager, context: Any, event_type: Any, event_details: Any = None, *args: Any, **kwargs: Any
+        self: EventManager,
+        context: Any,
+        event_type: Any,
+        event_details: Any = None,
+        timestamp: Any = None,
+        update_source_event_id: bool = True,
     ) -> Any:
         started = getattr(self, STARTED, None)
         if started and event_type == HistoryEventType.ExecutionStarted and event_details:
             event_details.get("executionStartedEventDetails", {}).update(started)
-        return original_add(self, context, event_type, event_details, *args, **kwargs)
+        return original_add(
+            self,
+            context=context,
+            event_type=event_type,
+            event_details=event_details,
+            timestamp=timestamp,
+            update_source_event_id=update_source_event_id,
+        )
 
     return [
         (Execution, "_get_start_execution_worker", _get_start_execution_worker),

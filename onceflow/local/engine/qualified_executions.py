@@ -211,7 +211,8 @@ def _describe(before: Sequence[Patch]) -> Any:
     def describe_execution(self: StepFunctionResponse) -> Any:
         result = original(self)
         response = getattr(result, "result", None)
-        if isinstance(response, dict):
+        # moto answers the ARN the execution ran: qualified only for a version's (no look-up otherwise).
+        if isinstance(response, dict) and qualified_arns.split(response.get("stateMachineArn", ""))[1] is not None:
             response.update(_fields(self.stepfunction_backend.describe_execution(self._get_param("executionArn"))))
         return result
 

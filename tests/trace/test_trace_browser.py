@@ -222,6 +222,20 @@ def test_five_thousand_executions_newest_first_paged_and_sorted(browser: Browser
     by_duration = _open(browser, big, "sort=ms&dir=1")
     durations = [int(r[6].removesuffix(" ms")) for r in by_duration.row_cells]
     assert durations == sorted(durations) and len(durations) == 300
+    # sorted and paged by clicks: the address carries both, so a copied link opens the same rows
+    rows = "Array.from(document.querySelectorAll('#executions tbody tr')).map(r => r.children[1].textContent)"
+    (_, _, clicked, link), _ = browser.run(
+        big,
+        [
+            "document.querySelector('th[data-sort=ms]').click()",
+            "document.getElementById('page-older').click()",
+            rows,
+            "location.hash.slice(1)",
+        ],
+        timeout=180,
+    )
+    assert "sort=ms" in link and "page=2" in link
+    assert [r[1] for r in _open(browser, big, link).row_cells] == clicked
 
 
 def test_twenty_thousand_executions_with_pruned_histories(browser: Browser, tmp_path: Path) -> None:
@@ -245,8 +259,10 @@ def test_twenty_thousand_executions_with_pruned_histories(browser: Browser, tmp_
     assert "of 19000 matching (20000 in all)" in dom.ids["match-count"]
     assert dom.row_cells[0][1] == "order-18999-pruned" and dom.row_cells[0][5] == "no history"
     assert dom.row_cells[0][0] == "2026-01-01 05:16:39.000"  # the pruned keep their dates
-    newest = _open(browser, big)
+    newest = _open(browser, big, f"state={quote(RECORD)}")
     assert newest.row_cells[0][1] == results[-1].name
+    # a state's run-wide counts say whom they leave out
+    assert "among the 1000 executions with a history; the 19000 without one (pruned)" in newest.ids["state-pruned"]
 
 
 _LINES = """(function (cells) {  // per cell with text: [lines it takes, words broken across lines], as laid out

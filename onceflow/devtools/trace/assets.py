@@ -203,6 +203,8 @@ JS = r"""
       var value = $(f[0]).value;
       if (value && !(f[0] === 'state-how' && value === 'entered')) { parts.push(f[1] + '=' + encodeURIComponent(value)); }
     });
+    if (sortKey !== 'started' || sortDir !== -1) { parts.push('sort=' + sortKey, 'dir=' + sortDir); }  // read back below
+    if (page > 0) { parts.push('page=' + (page + 1)); }
     history.replaceState(null, '', '#' + parts.join('&'));
   }
   function select(index, reveal) {
@@ -239,8 +241,11 @@ JS = r"""
     node.classList.add('chosen');
     var html = '<h2>State details: <span id="state-name">' + esc(name) + '</span></h2>';
     var entered = countWhere('entered', index), failed = countWhere('failed', index);
+    var pruned = executions.filter(function (x) { return x.pruned; }).length;
     html += '<p class="meta">' + esc(node.dataset.type) + ' · whole run: entered by ' + entered +
       ' executions, ' + esc(node.dataset.retries) + ' retries in all, failed in ' + failed + '</p>' +
+      (pruned ? '<p class="meta" id="state-pruned">Counted among the ' + (executions.length - pruned) +
+        ' executions with a history; the ' + pruned + ' without one (pruned) are in no count here.</p>' : '') +
       '<p class="state-links"><a href="#" id="show-entered" data-how="entered">list the ' + entered +
       ' that entered it</a><a href="#" id="show-failed" data-how="failed">list the ' + failed +
       ' that failed there</a></p>';

@@ -196,6 +196,9 @@ def test_run_wide_numbers_and_the_selected_executions_colours_have_their_own_leg
 ) -> None:
     dom = _open(browser, page)
     assert "Whole run (grey, numbers):" in dom.html and "Selected execution (fill and outline):" in dom.html
+    # the run's notes beside states (in status colours, as text) are in the run's legend, not the selection's
+    run_legend = dom.html[dom.html.index("Whole run (grey, numbers):") : dom.html.index("Selected execution (fill")]
+    assert "✖ errors met there ×N" in run_legend and "■ N SUCCEEDED here" in run_legend
     # the dark badge counts the run (32 executions), whichever execution is selected
     assert dom.state(RECORD)["data-executions"] == "32"
     assert (

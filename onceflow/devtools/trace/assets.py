@@ -19,6 +19,7 @@ main { padding: 8px 24px 32px; display: grid; gap: 16px; }
 .notice.unknown { background: #fef2f2; border-color: #fca5a5; }
 .chip.chip-pruned { background: #fef3c7; border-color: #fcd34d; }
 .legend-head { color: var(--ink); font-weight: 600; }
+i.note-sample { font-style: normal; font-weight: 600; } i.note-sample.warn { color: var(--warn); } i.note-sample.bad { color: var(--bad); } i.note-sample.ok { color: var(--ok); }
 i.badge-sample { font-style: normal; background: #1f2937; color: #fff; border-radius: 9px; padding: 0 7px; font-weight: 700; }
 .pager { display: flex; gap: 10px; align-items: center; margin: 4px 0 8px; }
 .pager button, .filters button { font: inherit; padding: 2px 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; }

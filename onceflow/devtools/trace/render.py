@@ -467,6 +467,11 @@ def _legend() -> str:
     ]
     run.append("<span>numbers on arrows: executions (times, when looped); thickness follows them</span>")
     run.append('<span><i class="badge-sample">42</i> executions that entered the state</span>')
+    run.append(
+        '<span id="legend-notes">beside a state, in text: <i class="note-sample warn">↻ retries</i>, '
+        '<i class="note-sample bad">✖ errors met there ×N</i>, <i class="note-sample ok">■ N SUCCEEDED here</i> '
+        "(executions that ended there)</span>"
+    )
     selected = [
         f'<span class="swatch-item" data-status="{status}"><i class="swatch st-{status}"></i> {escape(text)}</span>'
         for status, text in STATUS_LEGEND.items()

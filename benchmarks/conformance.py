@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/conformance.py -- -k map  # pytest arguments after --
 
 Each case (tests/engine/test_conformance.py, test_conformance_jsonata.py, test_test_state_api.py,
-test_conformance_services.py, test_conformance_api.py)
+test_conformance_services.py, test_conformance_api.py, test_conformance_versions.py)
 asserts one behaviour AWS documents or recorded; run on stock moto (ONCEFLOW_CONFORMANCE_ENGINE=stock,
 tests/engine/stock_moto.py) the same cases show what the engine's patches add. Both runs are child
 pytest processes (moto's patches are process-wide), one after the other; a case counts as matched
@@ -29,6 +29,7 @@ MODULES = (
     "tests/engine/test_test_state_api.py",
     "tests/engine/test_conformance_services.py",
     "tests/engine/test_conformance_api.py",
+    "tests/engine/test_conformance_versions.py",
 )
 ENGINES = {"embedded": {}, "stock moto": {"ONCEFLOW_CONFORMANCE_ENGINE": "stock"}}
 # (area, words in the module or test name that put a case there), first match wins.
@@ -36,6 +37,7 @@ AREAS = (
     ("TestState", ("test_test_state_api",)),
     ("service integrations", ("test_conformance_services",)),
     ("state machine APIs", ("test_conformance_api",)),
+    ("versions and aliases", ("test_conformance_versions",)),
     ("JSONata and variables", ("jsonata", "variable", "assign")),
     ("Choice", ("choice", "is_present", "not_does_not")),
     ("error handling", ("catch", "retry", "runtime", "error")),

@@ -20,6 +20,9 @@ class Tally:
     executions: Counter[str] = field(default_factory=Counter)
     fifo_runs: int = 0  # schedules with a FIFO source: R5 checked on each
     r5_violations: int = 0
+    r4_violations: int = 0  # R4 is judged on every schedule (the example subscriber is always deployed)
+    subscriber_crashes: Counter[str] = field(default_factory=Counter)  # "before_write" -> n
+    notification_redeliveries: int = 0
 
     def add(self, source: str, outcome: ScheduleOutcome) -> None:
         self.runs[source] += 1
@@ -30,6 +33,9 @@ class Tally:
         self.starter_crashes += outcome.stats.starter_crashes
         self.throttled_rounds += outcome.stats.throttled_rounds
         self.executions.update(outcome.stats.executions_by_status)
+        self.r4_violations += sum(1 for v in outcome.violations if v.startswith("R4"))
+        self.subscriber_crashes.update(outcome.stats.subscriber_crashes)
+        self.notification_redeliveries += outcome.stats.notification_redeliveries
         if source.startswith("FIFO"):
             self.fifo_runs += 1
             self.r5_violations += sum(1 for v in outcome.violations if v.startswith("R5:"))
@@ -46,6 +52,8 @@ class Tally:
             f"  starter crashes: {self.starter_crashes}; failures injected: {dict(sorted(self.faults.items()))}",
             f"  rounds with every start throttled (start_throttled for good): {self.throttled_rounds}",
             f"  FIFO schedules (R5 checked on each): {self.fifo_runs}; R5 violations: {self.r5_violations}",
+            f"  R4 (judged on every schedule that sent an event) violations: {self.r4_violations}; subscriber crashes: "
+            f"{dict(sorted(self.subscriber_crashes.items()))}; notifications delivered again: {self.notification_redeliveries}",
         ]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -336,7 +335,6 @@ def test_a_group_throttled_for_hours_stays_in_flight_and_is_applied_in_order_aft
     and the redrive policy moves all three to the dead-letter queue), or when the event source
     resets the visibility the function set (onceflow/local/event_source.py)."""
     monkeypatch.setattr(throttling, "MAX_BACKOFF_SECONDS", 60)  # fewer, longer (unslept) waits per invocation
-    monkeypatch.setattr(executions, "sleep", lambda seconds: time.sleep(min(seconds, 0.002)))  # paced polls
     group = ThrottledGroup(fifo_stack, starter, workflow_type, "t")
     assert fifo_stack.event_source.max_receive_count == 5
     recorder = HandOverRecorder(starter.module, monkeypatch)

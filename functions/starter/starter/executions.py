@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from botocore.exceptions import ClientError
+
 from onceflow_common.status_change import DEAD_LETTERED_ERROR
 from starter.messages import PipelineEvent
 from starter.naming import execution_name
@@ -83,6 +85,20 @@ def _rejected(error: Exception) -> ExecutionRejected | None:
     return ExecutionRejected(code, PERMANENT_ERRORS[code], message)
 
 
+def _call(call: Callable[[], dict[str, Any]], remaining_seconds: Callable[[], float], reserve: float) -> dict[str, Any]:
+    """`call()` with throttling waited out while `reserve` seconds of the invocation would remain;
+    a refusal no redelivery cures raises ExecutionRejected."""
+    try:
+        return call_waiting_out_throttling(
+            call, remaining_seconds, reserve, lambda seconds: sleep(seconds), on_throttled.get()
+        )
+    except ClientError as error:
+        rejected = _rejected(error)
+        if rejected is not None:
+            raise rejected from error
+        raise
+
+
 def start_execution(
     sfn: Any,
     state_machine_arn: str,
@@ -93,20 +109,13 @@ def start_execution(
     """StartExecution; throttling is waited out while the invocation has time (throttling.py)."""
     name = execution_name(event.event_id, message_id)
     try:
-        started = call_waiting_out_throttling(
+        started = _call(
             lambda: sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
             remaining_seconds,
             SAFETY_MARGIN_SECONDS,
-            lambda seconds: sleep(seconds),
-            on_throttled.get(),
         )
     except sfn.exceptions.ExecutionAlreadyExists:
         return Handover(name, "already_started")
-    except sfn.exceptions.ClientError as error:
-        rejected = _rejected(error)
-        if rejected is not None:
-            raise rejected from error
-        raise
     return Handover(name, "started", started.get("executionArn"))
 
 
@@ -126,19 +135,11 @@ def run_sync_execution(
             f"not started: {remaining_seconds():.0f} s left in this invocation, "
             f"a synchronous execution may take {call_timeout_seconds} s"
         )
-    try:
-        result = call_waiting_out_throttling(
-            lambda: sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
-            remaining_seconds,
-            reserve,
-            lambda seconds: sleep(seconds),
-            on_throttled.get(),
-        )
-    except sfn.exceptions.ClientError as error:
-        rejected = _rejected(error)
-        if rejected is not None:
-            raise rejected from error
-        raise
+    result = _call(
+        lambda: sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
+        remaining_seconds,
+        reserve,
+    )
     status, error_name = result.get("status"), result.get("error")
     arn = result.get("executionArn")
     if status == "SUCCEEDED":

@@ -86,6 +86,13 @@ def patches(
     from onceflow.local.engine import state_machine_api
 
     selected += state_machine_api.patches()
+    # Versions and aliases (Publish/List/DeleteStateMachineVersion, the alias APIs), and executions
+    # started with their ARNs: versions.py, aliases.py, qualified_executions.py.
+    from onceflow.local.engine import aliases, qualified_executions, versions
+
+    selected += versions.patches(selected)
+    selected += aliases.patches()
+    selected += qualified_executions.patches(selected)
     # List* / GetExecutionHistory refuse what the API model's constraints refuse: request_constraints.py.
     from onceflow.local.engine import request_constraints
 

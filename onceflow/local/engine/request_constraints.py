@@ -5,8 +5,11 @@ one of the enum's values, each a ValidationException "1 validation error detecte
 ..."). moto checks none of them (boto3 checks only the minimums, client-side).
 
 The constraints are botocore's service model of Step Functions (the one AWS publishes), read per
-action; only the List* actions and GetExecutionHistory are checked (the others have their own
-checks in strict.py, sync_execution.py and test_state_request.py, worded as AWS words them).
+action; only the List* actions, GetExecutionHistory and the version and alias actions
+(VERSIONS_AND_ALIASES: descriptions over 256 characters, alias names over 80, ARNs too long) are
+checked (the others have their own checks in strict.py, sync_execution.py and test_state_request.py,
+worded as AWS words them; aliases.py adds what the model says and this does not read: the name's
+pattern, the routing configuration's length and weights).
 An enum is listed in the order AWS's message gives it where a recording shows it, else the model's.
 AWS's recordings: LocalStack's test_sfn_api.snapshot.json (test_list_sms_pagination,
 test_list_executions_pagination, test_state_machine_status_filter).
@@ -24,6 +27,16 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
+VERSIONS_AND_ALIASES = frozenset(
+    {
+        "PublishStateMachineVersion",
+        "DeleteStateMachineVersion",
+        "CreateStateMachineAlias",
+        "DescribeStateMachineAlias",
+        "UpdateStateMachineAlias",
+        "DeleteStateMachineAlias",
+    }
+)
 # AWS's own order in its message (LocalStack's test_state_machine_status_filter recording).
 ENUM_ORDER_AS_AWS_WORDS_IT = {
     "ExecutionStatus": ["SUCCEEDED", "TIMED_OUT", "PENDING_REDRIVE", "ABORTED", "FAILED", "RUNNING"],
@@ -37,7 +50,7 @@ def moto_needs() -> list[Need]:
 def patches() -> list[Patch]:
     def call_action(self: StepFunctionResponse) -> Any:
         action = self._get_action()
-        if action.startswith("List") or action == "GetExecutionHistory":
+        if action.startswith("List") or action == "GetExecutionHistory" or action in VERSIONS_AND_ALIASES:
             problems = violations(action, lambda name: self._get_param(name))
             if problems:
                 count = len(problems)

@@ -8,7 +8,8 @@
   ("CreateStateMachine's idempotency check is based on the state machine name, definition, type,
   LoggingConfiguration, TracingConfiguration, and EncryptionConfiguration").
 - revisions: UpdateStateMachine answers a `revisionId` (a new one when the update changes the
-  machine, the same one when it changes nothing), which DescribeStateMachine then carries.
+  machine, the same one when it changes nothing; none while nothing ever changed), which
+  DescribeStateMachine then carries (versions.py publishes versions of these revisions).
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_UpdateStateMachine.html
 - definitions: CreateStateMachine and UpdateStateMachine refuse what AWS's own checks refuse, in
   AWS's words (definition_validation.py).
@@ -180,8 +181,15 @@ def idempotent_create() -> list[Patch]:
     return [(StepFunctionsParserBackend, "create_state_machine", create_state_machine)]
 
 
-def _revision(machine: Any) -> str | None:
-    return getattr(machine, "_onceflow_revision_id", None)
+REVISION_ATTRIBUTE = "_onceflow_revision_id"
+
+
+def revision_of(machine: Any) -> str | None:
+    """The machine's (or a version's) revisionId; None while it was never updated (AWS's INITIAL)."""
+    return getattr(machine, REVISION_ATTRIBUTE, None)
+
+
+_revision = revision_of
 
 
 def _settings(machine: Any) -> tuple[Any, ...]:
@@ -229,8 +237,8 @@ def revisions() -> list[Patch]:
             publish=publish,
             version_description=version_description,
         )
-        if _revision(machine) is None or _settings(machine) != before:
-            machine._onceflow_revision_id = str(uuid.uuid4())
+        if _settings(machine) != before:  # an update that changes nothing keeps the revision (or none)
+            setattr(machine, REVISION_ATTRIBUTE, str(uuid.uuid4()))
         return machine
 
     def update_state_machine_action(self: StepFunctionResponse) -> Any:

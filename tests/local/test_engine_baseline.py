@@ -20,9 +20,13 @@ def test_restore_forgets_what_a_test_did_and_puts_back_what_it_deleted(stack, em
     sqs.send_message(QueueUrl=stack.dead_letter_queue_url, MessageBody="left over")
     extra_queue = sqs.create_queue(QueueName="made-by-a-test")["QueueUrl"]
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    sfn.update_state_machine(
+    version = sfn.update_state_machine(
         stateMachineArn=stack.state_machine_arn,
         definition=json.dumps({**definition, "Comment": "changed by a test"}),
+        publish=True,
+    )["stateMachineVersionArn"]
+    sfn.create_state_machine_alias(
+        name="live", routingConfiguration=[{"stateMachineVersionArn": version, "weight": 100}]
     )
     sns.delete_topic(TopicArn=stack.notification_topic_arn)  # how a test makes Publish fail
 
@@ -33,6 +37,9 @@ def test_restore_forgets_what_a_test_did_and_puts_back_what_it_deleted(stack, em
     assert extra_queue not in sqs.list_queues().get("QueueUrls", [])
     restored = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
     assert restored == definition
+    assert "revisionId" not in sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
+    assert sfn.list_state_machine_versions(stateMachineArn=stack.state_machine_arn)["stateMachineVersions"] == []
+    assert sfn.list_state_machine_aliases(stateMachineArn=stack.state_machine_arn)["stateMachineAliases"] == []
     assert stack.notification_topic_arn in {t["TopicArn"] for t in sns.list_topics()["Topics"]}
     # The restored stack works as deployed, the same execution name included.
     assert run_execution(stack, order("before-restore"), name="before-restore").path[-1] == "Mark as sent"

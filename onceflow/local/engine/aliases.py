@@ -34,7 +34,7 @@ from typing import Any
 
 from moto.core.exceptions import AWSError
 from moto.core.responses import ActionResult, EmptyResult
-from moto.stepfunctions.exceptions import StateMachineDoesNotExist, ValidationException
+from moto.stepfunctions.exceptions import ValidationException
 from moto.stepfunctions.models import StateMachineAlias, StepFunctionBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -215,18 +215,13 @@ def _delete(self: StepFunctionResponse) -> EmptyResult:
 
 
 def _list(self: StepFunctionResponse) -> ActionResult:
-    arn = self._get_param("stateMachineArn")
-    self.stepfunction_backend._validate_machine_arn(arn)
-    machine = qualified_arns.machine(self.stepfunction_backend, arn)
-    if machine is None:
-        raise StateMachineDoesNotExist(f"State Machine Does Not Exist: '{arn}'")
-    in_creation_order = sorted(machine.aliases.values(), key=lambda a: a.creation_date)
-    chosen, token = qualified_arns.page(
-        in_creation_order, lambda a: a.arn, self._get_int_param("maxResults"), self._get_param("nextToken")
+    machine = qualified_arns.existing_machine(self.stepfunction_backend, self._get_param("stateMachineArn"))
+    return ActionResult(
+        qualified_arns.listed(
+            self,
+            sorted(machine.aliases.values(), key=lambda a: a.creation_date),
+            lambda a: a.arn,
+            "stateMachineAliases",
+            lambda a: {"stateMachineAliasArn": a.arn, "creationDate": a.creation_date},
+        )
     )
-    response: dict[str, Any] = {
-        "stateMachineAliases": [{"stateMachineAliasArn": a.arn, "creationDate": a.creation_date} for a in chosen]
-    }
-    if token:
-        response["nextToken"] = token
-    return ActionResult(response)

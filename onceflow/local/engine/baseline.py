@@ -2,7 +2,7 @@
 
 Deploying the stack (CloudFormation on moto, TTL, the state machine) costs about 0.3 s of CPU and
 0.8 s of wall time; the suite did it before every test. `Baseline.capture()` records what a deploy
-made (state machines and their definitions, tables, queues, topics, subscriptions: moto's objects
+made (state machines with their definitions, revisions, versions and aliases, tables, queues, topics, subscriptions: moto's objects
 themselves); `restore()` brings the engine back to that: running executions are stopped and
 waited for, every execution forgotten (and the metrics that counted them), table items and queued messages dropped, whatever a test
 created besides (its own queues, subscriptions, tables, state machines) dropped, and what it
@@ -29,6 +29,8 @@ from moto.sqs.models import sqs_backends
 from moto.stepfunctions.parser import utils as parser_utils
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
+from onceflow.local.engine.state_machine_api import REVISION_ATTRIBUTE, revision_of
+
 THREAD_JOIN_SECONDS = 10.0
 
 
@@ -37,6 +39,7 @@ def moto_needs() -> list[Any]:
     from moto.dynamodb.models.table import Table
     from moto.sns.models import SNSBackend, Topic
     from moto.sqs.models import Queue
+    from moto.stepfunctions.models import StateMachine
 
     from onceflow.local.engine.shape import need
 
@@ -48,6 +51,8 @@ def moto_needs() -> list[Any]:
         need(model_instances, "reset_model_data"),
         need(Topic, "__init__", "name"),  # Topic.sent_notifications: every notification it sent
         need(CloudWatchBackend, "put_metric_data"),  # CloudWatchBackend.metric_data: every data point
+        # StateMachine.versions, .aliases, .latest_version_number, .latest_version (versions.py's too)
+        need(StateMachine, "__init__", "arn", "name", "definition", "roleArn", "backend"),
     ]
 
 
@@ -59,6 +64,8 @@ class Baseline:
     region: str
     state_machines: list[Any]
     definitions: dict[str, str]  # state machine ARN -> definition (a test may update it)
+    # state machine ARN -> its versions, aliases, version counter and revisionId (a test may publish)
+    published: dict[str, tuple[Any, ...]]
     tables: dict[str, Any]
     queues: dict[str, Any]
     topics: dict[str, Any]
@@ -73,6 +80,7 @@ class Baseline:
                 region=region,
                 state_machines=state_machines,
                 definitions={sm.arn: sm.definition for sm in state_machines},
+                published={sm.arn: _published(sm) for sm in state_machines},
                 tables=dict(_dynamodb(account_id, region).tables),
                 queues=dict(_sqs(account_id, region).queues),
                 topics=dict(_sns(account_id, region).topics),
@@ -104,6 +112,14 @@ class Baseline:
         for state_machine in self.state_machines:
             state_machine.executions.clear()
             state_machine.definition = self.definitions[state_machine.arn]
+            versions, aliases, state_machine.latest_version_number, state_machine.latest_version, revision = (
+                self.published[state_machine.arn]
+            )
+            _replace(state_machine.versions, versions)
+            _replace(state_machine.aliases, aliases)
+            state_machine.__dict__.pop(REVISION_ATTRIBUTE, None)
+            if revision is not None:
+                setattr(state_machine, REVISION_ATTRIBUTE, revision)
 
     def _restore_dynamodb(self) -> None:
         tables = _dynamodb(self.account_id, self.region).tables
@@ -149,7 +165,18 @@ def release_between_runs(account_id: str, region: str) -> None:
         state_machine.__dict__.pop("_onceflow_execution_index", None)
 
 
-def _replace(live: dict[str, Any], deployed: dict[str, Any]) -> None:
+def _published(state_machine: Any) -> tuple[Any, ...]:
+    """What versions.py keeps of a machine: its versions, aliases, version counter, latest version, revisionId."""
+    return (
+        dict(state_machine.versions),
+        dict(state_machine.aliases),
+        state_machine.latest_version_number,
+        state_machine.latest_version,
+        revision_of(state_machine),
+    )
+
+
+def _replace(live: dict[Any, Any], deployed: dict[Any, Any]) -> None:
     """Make `live` hold exactly the deployed objects, in their order."""
     live.clear()
     live.update(deployed)

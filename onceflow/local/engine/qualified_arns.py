@@ -13,7 +13,7 @@ import binascii
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from moto.stepfunctions.exceptions import InvalidToken
+from moto.stepfunctions.exceptions import InvalidToken, StateMachineDoesNotExist
 
 T = TypeVar("T")
 UNQUALIFIED_PARTS = 7  # arn:partition:states:region:account:stateMachine:name
@@ -35,6 +35,15 @@ def is_version(qualifier: str | None) -> bool:
 def machine(backend: Any, unqualified_arn: str) -> Any | None:
     """The state machine itself (moto's StateMachine), or None."""
     return next((m for m in backend.state_machines if m.arn == unqualified_arn), None)
+
+
+def existing_machine(backend: Any, unqualified_arn: str) -> Any:
+    """The state machine (InvalidArn in AWS's words for a malformed ARN, else StateMachineDoesNotExist)."""
+    backend._validate_machine_arn(unqualified_arn)
+    found = machine(backend, unqualified_arn)
+    if found is None:
+        raise StateMachineDoesNotExist(f"State Machine Does Not Exist: '{unqualified_arn}'")
+    return found
 
 
 def resolve(backend: Any, arn: str) -> tuple[Any, Any | None, Any | None] | None:
@@ -71,3 +80,14 @@ def page(
     after = items[start + size : start + size + 1]
     token = base64.urlsafe_b64encode(key(after[0]).encode()).decode() if after else None
     return chosen, token
+
+
+def listed(
+    request: Any, items: Sequence[T], key: Callable[[T], str], member: str, item: Callable[[T], Any]
+) -> dict[str, Any]:
+    """A List API's answer: `member` holds one page of `items` (the request's maxResults/nextToken)."""
+    chosen, token = page(items, key, request._get_int_param("maxResults"), request._get_param("nextToken"))
+    answer: dict[str, Any] = {member: [item(one) for one in chosen]}
+    if token:
+        answer["nextToken"] = token
+    return answer

@@ -257,13 +257,7 @@ def _list(before: Sequence[Patch]) -> Any:
             for e in sorted(machine.executions, key=lambda e: e.start_date, reverse=True)
             if getattr(e, attribute, None) == arn and (wanted is None or e.status == wanted)
         ]
-        chosen, token = qualified_arns.page(
-            executions, lambda e: e.execution_arn, self._get_int_param("maxResults"), self._get_param("nextToken")
-        )
-        response: dict[str, Any] = {"executions": [_item(e) for e in chosen]}
-        if token:
-            response["nextToken"] = token
-        return ActionResult(response)
+        return ActionResult(qualified_arns.listed(self, executions, lambda e: e.execution_arn, "executions", _item))
 
     return list_executions
 

@@ -173,16 +173,8 @@ def _tag(before: Sequence[Patch]) -> Any:
     return tag_resource
 
 
-def _machine_for(self: StepFunctionResponse, arn: str) -> StateMachine:
-    self.stepfunction_backend._validate_machine_arn(arn)  # InvalidArn, in AWS's words (execution_api.py)
-    found = qualified_arns.machine(self.stepfunction_backend, arn)
-    if found is None:
-        raise StateMachineDoesNotExist(f"State Machine Does Not Exist: '{arn}'")
-    return found
-
-
 def _publish_action(self: StepFunctionResponse) -> ActionResult:
-    machine = _machine_for(self, self._get_param("stateMachineArn"))
+    machine = qualified_arns.existing_machine(self.stepfunction_backend, self._get_param("stateMachineArn"))
     wanted = self._get_param("revisionId")
     revision = revision_of(machine) or INITIAL_REVISION
     if wanted is not None and wanted != revision:
@@ -195,17 +187,17 @@ def _publish_action(self: StepFunctionResponse) -> ActionResult:
 
 
 def _list_action(self: StepFunctionResponse) -> ActionResult:
-    machine = _machine_for(self, self._get_param("stateMachineArn"))
+    machine = qualified_arns.existing_machine(self.stepfunction_backend, self._get_param("stateMachineArn"))
     newest_first = [machine.versions[number] for number in sorted(machine.versions, reverse=True)]
-    chosen, token = qualified_arns.page(
-        newest_first, lambda v: v.arn, self._get_int_param("maxResults"), self._get_param("nextToken")
+    return ActionResult(
+        qualified_arns.listed(
+            self,
+            newest_first,
+            lambda v: v.arn,
+            "stateMachineVersions",
+            lambda v: {"stateMachineVersionArn": v.arn, "creationDate": v.creation_date},
+        )
     )
-    response: dict[str, Any] = {
-        "stateMachineVersions": [{"stateMachineVersionArn": v.arn, "creationDate": v.creation_date} for v in chosen]
-    }
-    if token:
-        response["nextToken"] = token
-    return ActionResult(response)
 
 
 def _delete_action(self: StepFunctionResponse) -> EmptyResult:

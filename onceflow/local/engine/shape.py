@@ -52,6 +52,8 @@ ENGINE_MODULES = (
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.sqs_visibility",
+    "onceflow.local.engine.sqs_counts",
+    "onceflow.local.engine.execution_metrics",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )

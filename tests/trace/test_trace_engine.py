@@ -252,3 +252,20 @@ def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run) -> None:
     assert [(r.name, r.status, r.input, r.history, r.described) for r in after.executions] == [
         (r.name, r.status, r.input, r.history, r.described) for r in before.executions
     ]
+
+
+def test_a_check_of_the_listing_stops_before_any_history_is_read(run: Run) -> None:
+    """`onceflow trace --execution NAME` tells a name the state machine has no execution of from the
+    listing (cli.py passes such a check), not after reading every history."""
+    sfn = run.stack.client("stepfunctions")
+    asked: Counter = Counter()
+    sfn.meta.events.register("before-call.states.GetExecutionHistory", lambda **_: asked.update(["history"]))
+    seen: list[int] = []
+
+    def refuse(listed: list[dict[str, Any]]) -> None:
+        seen.append(len(listed))
+        raise LookupError("no such execution")
+
+    with pytest.raises(LookupError):
+        collect(sfn, run.stack.state_machine_arn, check=refuse)
+    assert seen == [4] and asked == {}

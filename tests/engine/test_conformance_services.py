@@ -10,9 +10,13 @@ onceflow/local/engine/integration_metadata.py and dynamodb_responses.py.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 import zlib
 from typing import Any
+
+import pytest
+from moto.sqs.models import Queue
 
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import Account, single_state
@@ -21,6 +25,7 @@ SQS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html"
 SNS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sns.html"
 DYNAMODB = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html"
 UPDATE_ITEM = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html"
+LONG_POLL = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html"
 AWS_SDK = "https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
@@ -43,6 +48,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "UpdateItem answers ConsumedCapacity only when ReturnConsumedCapacity asks for it": (
         UPDATE_ITEM,
         "test_update_item_answers_consumed_capacity_only_when_asked",
+    ),
+    "An SQS long poll returns a message sent while it waits; other calls are answered meanwhile": (
+        LONG_POLL,
+        "test_sqs_long_poll_receives_a_message_sent_while_it_waits",
     ),
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
@@ -229,3 +238,30 @@ def test_aws_sdk_errors_are_named_after_the_service_id(account: Account):
     assert [f["error"] for f in failed] == ["S3.NoSuchBucketException", "S3.NoSuchKeyException"]
     assert failed[0]["cause"].startswith("The specified bucket does not exist (Service: S3, Status Code: 404, ")
     assert ", Extended Request ID: " in failed[0]["cause"] and ", Extended Request ID: " in failed[1]["cause"]
+
+
+def test_sqs_long_poll_receives_a_message_sent_while_it_waits(account: Account, monkeypatch: pytest.MonkeyPatch):
+    """Long polling "returns messages as soon as they become available" (moto's wait held the
+    endpoint's request lock, so the SendMessage waited for the poll to end empty). As AWS's
+    recording (LocalStack's services/test_sns_task_service.snapshot.json,
+    test_publish_message_attributes) shows: the subscribed queue's poll receives the publication."""
+    url = account.client("sqs").create_queue(QueueName="conformance-long-poll")["QueueUrl"]
+    waiting = threading.Event()
+    wait_for_messages = Queue.wait_for_messages
+
+    def noting_the_wait(queue: Queue, timeout: int) -> None:
+        waiting.set()
+        wait_for_messages(queue, timeout)
+
+    monkeypatch.setattr(Queue, "wait_for_messages", noting_the_wait)
+    received: dict[str, Any] = {}
+    poller = threading.Thread(
+        target=lambda: received.update(account.client("sqs").receive_message(QueueUrl=url, WaitTimeSeconds=2))
+    )
+    poller.start()
+    assert waiting.wait(timeout=10), "the poll never waited"
+
+    account.client("sqs").send_message(QueueUrl=url, MessageBody="hello")
+    poller.join(timeout=10)
+
+    assert [message["Body"] for message in received.get("Messages", [])] == ["hello"]

@@ -117,6 +117,10 @@ def patches(
     from onceflow.local.engine import sqs_fifo
 
     selected += sqs_fifo.moto_patches()
+    # A ReceiveMessage long poll lets the other requests run while it waits: sqs_long_poll.py.
+    from onceflow.local.engine import sqs_long_poll
+
+    selected += sqs_long_poll.patches(request_lock)
     # A consumer's ChangeMessageVisibility noted for the emulated event source: sqs_visibility.py.
     from onceflow.local.engine import sqs_visibility
 

@@ -52,6 +52,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",
+    "onceflow.local.engine.sqs_long_poll",
     "onceflow.local.engine.sqs_visibility",
     "onceflow.local.engine.sqs_counts",
     "onceflow.local.engine.execution_metrics",

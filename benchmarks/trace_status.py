@@ -4,12 +4,15 @@ as a user runs them (fresh interpreters, wall time), and what a kept history cos
     python -m benchmarks.trace_status                 # 5,000 executions, budget 1,000
     python -m benchmarks.trace_status --executions 20000
     python -m benchmarks.trace_status --memory-only   # the history budget's memory cost
+    python -m benchmarks.trace_status --only status   # `status` alone (no trace page)
 
 The executions are started with StartExecution (the starter's input, from threads in this
 process), so filling does not wait on the queue: every 10th resends an earlier event (the
 "already sent" path) and every 20th resends it with another payload (dead-lettered, FAILED).
 Beside the commands, the same reads done the way `trace` did before (ListExecutions pages of
-100, one GetExecutionHistory after another) are timed in this process, side by side.
+100, one GetExecutionHistory after another) are timed in this process, side by side; so are
+`status`'s reads now (onceflow/ops/status.py) and as it made them before (every execution listed,
+the state table scanned, then the latest histories and the dead-letter sample, one after another).
 """
 
 from __future__ import annotations
@@ -130,6 +133,53 @@ def _before(endpoint: str, arn: str) -> tuple[float, float]:
     return listing, listing + (time.perf_counter() - began) * len(listed) / len(sample)
 
 
+def _status_reads(endpoint: str) -> tuple[float, float]:
+    """`status`'s reads in this process (clients made first): now, and as it made them before."""
+    from onceflow.ops.executions import history, list_executions, oldest_first
+    from onceflow.ops.redrive import peek
+    from onceflow.ops.stack import Target, find_stack
+    from onceflow.ops.status import read_status
+
+    stack = find_stack(Target(endpoint), "onceflow-local")
+    sfn, sqs, dynamodb = (stack.client(s) for s in ("stepfunctions", "sqs", "dynamodb"))
+    stack.client("cloudwatch")
+    began = time.perf_counter()
+    read_status(stack)
+    now = time.perf_counter() - began
+    began = time.perf_counter()
+    executions = oldest_first(list_executions(sfn, stack.state_machine_arn))
+    for summary in executions[-20:]:
+        history(sfn, summary["executionArn"])
+    for page in dynamodb.get_paginator("scan").paginate(
+        TableName=stack.processed_events_table,
+        ConsistentRead=True,
+        ProjectionExpression="#s",
+        ExpressionAttributeNames={"#s": "status"},
+    ):
+        len(page["Items"])
+    sqs.get_queue_attributes(QueueUrl=stack.source_queue_url, AttributeNames=["ApproximateNumberOfMessages"])
+    peek(sqs, stack.dead_letter_queue_url, limit=100, sfn=sfn)
+    sfn.list_tags_for_resource(resourceArn=stack.state_machine_arn)
+    return now, time.perf_counter() - began
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _settle(pid: int, timeout: float = 180.0) -> float:
+    """Wait until `onceflow start` is done with the fill's aftermath (its safety net and reconciler
+    sweep over what ended): under 10% of a core for 2 s. Returns the seconds waited."""
+    began = time.monotonic()
+    while time.monotonic() - began < timeout:
+        before = _cpu_seconds(pid)
+        time.sleep(2)
+        if _cpu_seconds(pid) - before < 0.2:
+            break
+    return time.monotonic() - began
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -171,6 +221,7 @@ def main() -> None:
     parser.add_argument("--executions", type=int, default=5000)
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--memory-only", action="store_true")
+    parser.add_argument("--only", choices=("status", "trace", "all"), default="all", help="which command to time")
     options = parser.parse_args()
     if options.memory_only:
         print(f"a kept history: {memory_per_history():.3f} MB (traced memory freed by pruning, per execution)")
@@ -182,23 +233,39 @@ def main() -> None:
     try:
         arn, filled = _fill(endpoint, options.executions)
         rss = _rss_mb(server.pid)
+        settled = _settle(server.pid)
         with tempfile.TemporaryDirectory() as scratch:
-            status = _command(["status"], environment)
-            trace = _command(["trace", "--out", f"{scratch}/trace.html"], environment)
-            size = (Path(scratch) / "trace.html").stat().st_size
-        listing, reading = _before(endpoint, arn)
+            loads = [os.getloadavg()[0]]
+            if options.only in ("status", "all"):
+                cpu = _cpu_seconds(server.pid)
+                status = [_command(["status"], environment) for _ in range(3)]
+                status_cpu = (_cpu_seconds(server.pid) - cpu) / 3
+                status_now, status_before = _status_reads(endpoint)
+                loads.append(os.getloadavg()[0])
+            if options.only in ("trace", "all"):
+                trace = _command(["trace", "--out", f"{scratch}/trace.html"], environment)
+                size = (Path(scratch) / "trace.html").stat().st_size
+                listing, reading = _before(endpoint, arn)
+                loads.append(os.getloadavg()[0])
     finally:
         server.terminate()
         server.wait(timeout=60)
     print(
         f"{options.executions} executions (budget {options.budget}) filled in {filled:.0f} s; `onceflow start` RSS {rss:.0f} MB"
+        f"; load (1 min) {', '.join(f'{load:.1f}' for load in loads)}; settled after the fill in {settled:.0f} s"
     )
     print(f"{'what':48}{'wall s':>8}{'target s':>10}")
-    print(f"{'onceflow status':48}{status:>8.2f}{1.0:>10.1f}")
-    print(f"{'onceflow trace (page ' + f'{size / 1e6:.1f} MB)':48}{trace:>8.2f}{10.0:>10.1f}")
-    print(f"{'before: ListExecutions, pages of 100':48}{listing:>8.2f}")
-    print(f"{'before: + one history after another (no page)':48}{reading:>8.2f}   ({SAMPLE} read, scaled)")
-    print(f"ratio trace now / reads before: {trace / reading:.2f}×")
+    if options.only in ("status", "all"):
+        print(
+            f"{'onceflow status (median of 3)':48}{sorted(status)[1]:>8.2f}{1.0:>10.1f}   (server CPU {status_cpu:.2f} s each)"
+        )
+        print(f"{'status reads now (in this process)':48}{status_now:>8.2f}")
+        print(f"{'status reads before: all listed, table scanned':48}{status_before:>8.2f}")
+    if options.only in ("trace", "all"):
+        print(f"{'onceflow trace (page ' + f'{size / 1e6:.1f} MB)':48}{trace:>8.2f}{10.0:>10.1f}")
+        print(f"{'before: ListExecutions, pages of 100':48}{listing:>8.2f}")
+        print(f"{'before: + one history after another (no page)':48}{reading:>8.2f}   ({SAMPLE} read, scaled)")
+        print(f"ratio trace now / reads before: {trace / reading:.2f}×")
 
 
 if __name__ == "__main__":

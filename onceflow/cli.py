@@ -368,10 +368,14 @@ def status(
     ] = 20,
 ) -> None:
     """Summary counts, the latest executions in time order with their paths, the dead letters' reasons."""
+    from onceflow.ops.counts import CountsUnavailable
     from onceflow.ops.status import read_status
 
     stack = _stack(endpoint, stack_name, aws)
-    report = read_status(stack, last=last)
+    try:
+        report = read_status(stack, last=last)
+    except CountsUnavailable as problem:
+        raise CommandError(f"cannot count the executions: {problem}") from None
     console = Console()
     summary = Table(title=f"Stack {stack.stack_name} on {stack.target.describe()}", show_header=False)
     summary.add_row("events", report.events_line())

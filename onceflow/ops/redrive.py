@@ -28,7 +28,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -329,14 +329,16 @@ class _Redrive:
         sent = message.get("Attributes", {}).get("SentTimestamp")
         return sent is None or not sent.isdigit() or int(sent) >= self.started_ms
 
-    def release(self) -> None:
+    def release(self, map_: Callable[[Callable[[list[str]], Any], Iterable[list[str]]], Iterable[Any]] = map) -> None:
         """Make every message that stays in the dead-letter queue visible again at once."""
-        for start in range(0, len(self.held), 10):
-            chunk = self.held[start : start + 10]
+
+        def visible_again(chunk: list[str]) -> None:
             self.sqs.change_message_visibility_batch(
                 QueueUrl=self.dlq_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": h, "VisibilityTimeout": 0} for i, h in enumerate(chunk)],
             )
+
+        list(map_(visible_again, [self.held[start : start + 10] for start in range(0, len(self.held), 10)]))
         self.held.clear()
 
 
@@ -405,8 +407,15 @@ class QueueView:
         return self.visible == 0 and self.in_flight == 0
 
 
-def peek(sqs: Any, dlq_url: str, limit: int = 100, sfn: Any | None = None) -> QueueView:
-    """Read up to `limit` dead letters without moving them (each is made visible again at once)."""
+def peek(
+    sqs: Any,
+    dlq_url: str,
+    limit: int = 100,
+    sfn: Any | None = None,
+    map_: Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] = map,
+) -> QueueView:
+    """Read up to `limit` dead letters without moving them (each is made visible again at once).
+    `map_` runs the receives of a round, and the releases (a thread pool's map: at once)."""
     attributes = sqs.get_queue_attributes(
         QueueUrl=dlq_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
@@ -415,24 +424,29 @@ def peek(sqs: Any, dlq_url: str, limit: int = 100, sfn: Any | None = None) -> Qu
         int(attributes["ApproximateNumberOfMessagesNotVisible"]),
     )
     run = _Redrive(sqs, dlq_url, dlq_url, sfn, visibility_timeout=30)
+    wait_seconds = _default_wait_seconds(sqs)
     letters: list[DeadLetter] = []
     unreadable: list[str] = []
     seen: set[str] = set()
     try:
         while visible and len(seen) < limit:
-            received = run.receive(min(10, limit - len(seen)), _default_wait_seconds(sqs))
+            wanted = max(1, min(limit, visible) - len(seen))
+            rounds = map_(lambda n: run.receive(n, wait_seconds), [min(10, wanted - i) for i in range(0, wanted, 10)])
+            received = [message for batch in rounds for message in batch]
             run.held.extend(m["ReceiptHandle"] for m in received)
             fresh = [m for m in received if m["MessageId"] not in seen]
             if not fresh:
                 break
             for message in fresh:
+                if message["MessageId"] in seen or len(seen) >= limit:
+                    continue
                 seen.add(message["MessageId"])
                 try:
                     letters.append(read_dead_letter(message, sfn))
                 except NotRedrivable as problem:
                     unreadable.append(f"{message['MessageId']}: {problem}")
     finally:
-        run.release()
+        run.release(map_)
     return QueueView(visible, in_flight, letters, unreadable)
 
 

@@ -1,17 +1,27 @@
 """What `onceflow status` shows, read with boto3 only: counts, the latest executions with their
-paths, and the dead-letter queue read through the redrive tool's reader."""
+paths, and the dead-letter queue read through the redrive tool's reader.
+
+Nothing here lists every execution or scans a table: the counts come from CloudWatch's AWS/States
+metrics, the pending-since index and DescribeTable (onceflow/ops/counts.py), the latest executions
+from the first page of ListExecutions (newest first), so `status` takes as long after 20,000
+executions as after 20, on AWS as on the local stack."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from onceflow.ops.executions import TERMINAL, history, history_budget, list_executions, oldest_first
+from onceflow.ops.counts import EventCounts, ExecutionCounts, event_counts, execution_counts
+from onceflow.ops.executions import LIST_PAGE_SIZE, history, history_budget, oldest_first
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
 from onceflow.ops.subscriber import SubscriberOutcome, outcomes, queue_line
+
+READS = 8  # status's independent reads, at once
+FAN_OUT = 8  # the latest executions' histories, the pending index's shards: requests in flight at once
 
 
 @dataclass(frozen=True)
@@ -25,15 +35,21 @@ class ExecutionLine:
 
 @dataclass(frozen=True)
 class StatusReport:
-    event_statuses: Counter[str]
-    execution_statuses: Counter[str]
-    execution_count: int
+    events: EventCounts
+    executions: ExecutionCounts
     latest: list[ExecutionLine]
     source_visible: int
     source_in_flight: int
     dead_letters: QueueView
     history_budget: int | None = None  # what the endpoint keeps (the tag `onceflow start` puts on the state machine)
-    finished: int = 0
+
+    @property
+    def execution_count(self) -> int:
+        return self.executions.started
+
+    @property
+    def finished(self) -> int:
+        return self.executions.finished
 
     def histories_line(self) -> str | None:
         """How many executions no longer have a history, and why; None when none can have lost it."""
@@ -50,11 +66,12 @@ class StatusReport:
     subscriber: dict[str, SubscriberOutcome] | None = None
 
     def events_line(self) -> str:
-        total = sum(self.event_statuses.values())
-        return f"{total} recorded" + (f": {_counted(self.event_statuses)}" if total else "")
+        return self.events.line()
 
     def executions_line(self) -> str:
-        return f"{self.execution_count}" + (f": {_counted(self.execution_statuses)}" if self.execution_count else "")
+        counts = self.executions
+        line = f"{counts.started} started" + (f": {_counted(counts.statuses)}" if counts.statuses else "")
+        return f"{line} ({counts.source()})"
 
     def source_queue_line(self) -> str:
         return f"{self.source_visible} waiting, {self.source_in_flight} being handled"
@@ -101,35 +118,54 @@ def _line(sfn: Any, summary: dict[str, Any]) -> ExecutionLine:
     )
 
 
-def _event_statuses(dynamodb: Any, table: str) -> Counter[str]:
-    """The state table's `status` counts, reading that one attribute (a scan of every item otherwise)."""
-    counts: Counter[str] = Counter()
-    pages = dynamodb.get_paginator("scan").paginate(
-        TableName=table, ConsistentRead=True, ProjectionExpression="#s", ExpressionAttributeNames={"#s": "status"}
-    )
-    for page in pages:
-        counts.update(str(item.get("status", {}).get("S", "?")) for item in page["Items"])
-    return counts
+def latest_executions(sfn: Any, state_machine_arn: str, last: int) -> list[dict[str, Any]]:
+    """The `last` newest executions (ListExecutions answers newest first), oldest first."""
+    executions: list[dict[str, Any]] = []
+    request: dict[str, Any] = {"stateMachineArn": state_machine_arn}
+    while len(executions) < last:
+        page = sfn.list_executions(**request, maxResults=min(LIST_PAGE_SIZE, last - len(executions)))
+        executions.extend(page["executions"])
+        if not page.get("nextToken"):
+            break
+        request["nextToken"] = page["nextToken"]
+    return oldest_first(executions[:last])
 
 
 def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int = 100) -> StatusReport:
-    sfn, sqs = stack.client("stepfunctions"), stack.client("sqs")
-    executions = oldest_first(list_executions(sfn, stack.state_machine_arn))
-    latest = [_line(sfn, summary) for summary in executions[-last:]] if last else []
-    visible, in_flight = _queue_counts(sqs, stack.source_queue_url)
-    subscriber_queues = queue_line(sqs, stack.outputs)
-    return StatusReport(
-        event_statuses=_event_statuses(stack.client("dynamodb"), stack.processed_events_table),
-        execution_statuses=Counter(e["status"] for e in executions),
-        execution_count=len(executions),
-        latest=latest,
-        source_visible=visible,
-        source_in_flight=in_flight,
-        dead_letters=peek(sqs, stack.dead_letter_queue_url, limit=dead_letter_sample, sfn=sfn),
-        history_budget=history_budget(sfn, stack.state_machine_arn),
-        finished=sum(1 for e in executions if e["status"] in TERMINAL),
-        subscriber_queues=subscriber_queues,
-        subscriber=outcomes(stack.outputs, stack.client("dynamodb"), sqs, (line.event_id for line in latest))
-        if subscriber_queues is not None
-        else None,
-    )
+    """Every read at once (threads: each is a request or a few, none depends on another but the
+    subscriber's outcomes on the latest executions); the clients are made first, once."""
+    sfn, sqs, dynamodb, cloudwatch = (stack.client(s) for s in ("stepfunctions", "sqs", "dynamodb", "cloudwatch"))
+    exact = stack.target.is_local
+    with ThreadPoolExecutor(FAN_OUT) as fan_out, ThreadPoolExecutor(READS) as reads:
+
+        def latest_lines() -> list[ExecutionLine]:
+            summaries = latest_executions(sfn, stack.state_machine_arn, last) if last else []
+            return list(fan_out.map(lambda summary: _line(sfn, summary), summaries))
+
+        latest = reads.submit(latest_lines)
+        events = reads.submit(event_counts, dynamodb, stack.processed_events_table, exact, fan_out.map)
+        executions = reads.submit(execution_counts, cloudwatch, sfn, stack.state_machine_arn, exact)
+        source = reads.submit(_queue_counts, sqs, stack.source_queue_url)
+        dead_letters = reads.submit(
+            peek, sqs, stack.dead_letter_queue_url, limit=dead_letter_sample, sfn=sfn, map_=fan_out.map
+        )
+        budget = reads.submit(history_budget, sfn, stack.state_machine_arn)
+        subscriber_queues = reads.submit(queue_line, sqs, stack.outputs)
+        lines = latest.result()
+        subscriber = (
+            outcomes(stack.outputs, dynamodb, sqs, (line.event_id for line in lines))
+            if subscriber_queues.result() is not None
+            else None
+        )
+        visible, in_flight = source.result()
+        return StatusReport(
+            events=events.result(),
+            executions=executions.result(),
+            latest=lines,
+            source_visible=visible,
+            source_in_flight=in_flight,
+            dead_letters=dead_letters.result(),
+            history_budget=budget.result(),
+            subscriber_queues=subscriber_queues.result(),
+            subscriber=subscriber,
+        )

@@ -179,6 +179,34 @@ def test_a_backlog_is_not_walked_to_receive_or_delete_a_batch(queue, monkeypatch
     assert remaining["Attributes"]["ApproximateNumberOfMessages"] == "190"
 
 
+def test_queue_counts_are_read_without_walking_the_backlog(queue):
+    """With 200 queued, GetQueueAttributes' three counts test only the messages in flight, delayed or
+    changed in visibility against the clock, and answer as moto counts (moto walked the whole queue
+    three times per call: the event source, the safety net and `status` ask all the time, issue 21)."""
+    sqs, url = queue
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"n{i}"} for i in range(10)])
+    for start in range(20, 200, 10):
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{start + i}"} for i in range(10)]
+        )
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=60)
+    in_flight = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=4, VisibilityTimeout=60)["Messages"]
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=in_flight[0]["ReceiptHandle"], VisibilityTimeout=0)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=in_flight[1]["ReceiptHandle"])
+    backend_queue = sqs_models.sqs_backends[ACCOUNT_ID][REGION].queues["speedup-probe"]
+    backend_queue._messages = messages = _ReadCounting(backend_queue._messages)
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
+    counts = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    assert [counts[name] for name in names] == ["197", "2", "1"]  # 201 sent, 1 deleted, 2 in flight, 1 delayed
+    assert messages.read == 0, messages.read
+    everything = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert [everything[name] for name in names] == ["197", "2", "1"]
+
+
 def test_moto_server_finds_the_backend_without_listing_its_package(stack):
     sqs = stack.client("sqs")
     with counting(os, "listdir") as calls:

@@ -31,7 +31,8 @@ def patches(
     selected: list[Patch] = []
     selected += __import__("onceflow.local.engine.strict", fromlist=["patches"]).patches()  # always on: strict.py
     # Each switchable (EmbeddedAws(speedups=...), ONCEFLOW_SPEEDUPS_OFF): onceflow/local/engine/speedups.py.
-    selected += speedup_patches.patches(speedup_patches.resolve(speedups), request_lock)
+    chosen = speedup_patches.resolve(speedups)
+    selected += speedup_patches.patches(chosen, request_lock)
     selected += retention.patches()  # marks executions whose history a history budget may prune
     # StopExecution's ExecutionAborted is in the history however early it comes: stop_execution.py.
     selected += __import__("onceflow.local.engine.stop_execution", fromlist=["patches"]).patches()
@@ -116,6 +117,15 @@ def patches(
     from onceflow.local.engine import sqs_visibility
 
     selected += sqs_visibility.moto_patches()
+    # sqs_fast_paths, after sqs_visibility.py: the queue counts without a walk of the queue: sqs_counts.py.
+    if speedup_patches.SQS_FAST_PATHS in chosen:
+        from onceflow.local.engine import sqs_counts
+
+        selected += sqs_counts.patches(selected)
+    # AWS/States execution metrics (ExecutionsStarted, ...) in the embedded CloudWatch: execution_metrics.py.
+    from onceflow.local.engine import execution_metrics
+
+    selected += execution_metrics.patches(selected)
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

@@ -4,7 +4,7 @@ Deploying the stack (CloudFormation on moto, TTL, the state machine) costs about
 0.8 s of wall time; the suite did it before every test. `Baseline.capture()` records what a deploy
 made (state machines with their definitions, revisions, versions and aliases, tables, queues, topics, subscriptions: moto's objects
 themselves); `restore()` brings the engine back to that: running executions are stopped and
-waited for, every execution forgotten, table items and queued messages dropped, whatever a test
+waited for, every execution forgotten (and the metrics that counted them), table items and queued messages dropped, whatever a test
 created besides (its own queues, subscriptions, tables, state machines) dropped, and what it
 deleted (the topic, to make Publish fail) put back. What restore does not put back (IAM,
 CloudFormation, EventBridge, queue attributes a test changed) no test changes; a test that needs
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 from moto.core import model_instances
 from moto.dynamodb.models import dynamodb_backends
 from moto.sns.models import sns_backends
@@ -49,6 +50,7 @@ def moto_needs() -> list[Any]:
         need(SNSBackend, "__init__", "region_name", "account_id"),  # SNSBackend.topics, .subscriptions
         need(model_instances, "reset_model_data"),
         need(Topic, "__init__", "name"),  # Topic.sent_notifications: every notification it sent
+        need(CloudWatchBackend, "put_metric_data"),  # CloudWatchBackend.metric_data: every data point
         # StateMachine.versions, .aliases, .latest_version_number, .latest_version (versions.py's too)
         need(StateMachine, "__init__", "arn", "name", "definition", "roleArn", "backend"),
     ]
@@ -101,6 +103,7 @@ class Baseline:
             self._restore_dynamodb()
             self._restore_sqs()
             self._restore_sns()
+            self._restore_cloudwatch()
             release_between_runs(self.account_id, self.region)
 
     def _restore_step_functions(self) -> None:
@@ -133,6 +136,13 @@ class Baseline:
             queue.deleted_messages = set()
             queue.__dict__.pop("_onceflow_handle_index", None)  # speedups.py's receipt-handle index
             queue.__dict__.pop("_onceflow_deduplication", None)  # sqs_fifo.py's deduplication window
+
+    def _restore_cloudwatch(self) -> None:
+        """No metric data: the executions they counted are forgotten (execution_metrics.py), and a
+        deploy puts none."""
+        backend = cloudwatch_backends[self.account_id][self.region]
+        backend.metric_data = []
+        backend.__dict__.pop("_onceflow_execution_metrics", None)
 
     def _restore_sns(self) -> None:
         backend = _sns(self.account_id, self.region)

@@ -24,6 +24,7 @@ ENGINE_MODULES = (
     "onceflow.local.embedded",
     "onceflow.local.engine.speedups",
     "onceflow.local.engine.direct_transport",
+    "onceflow.local.engine.keep_alive",
     "onceflow.local.engine.serializer_fast_paths",
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
@@ -51,6 +52,8 @@ ENGINE_MODULES = (
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.sqs_visibility",
+    "onceflow.local.engine.sqs_counts",
+    "onceflow.local.engine.execution_metrics",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )

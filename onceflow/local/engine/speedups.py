@@ -18,10 +18,11 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   messages three times, reading the clock twice per message) once per received message only to
   read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per
   name; and DeleteMessage walks every queued message's receipt handles, twice. Here the retention
-  period is read from the queue, each count reads the clock once, GetQueueAttributes computes the
-  attributes once, DeleteMessage finds its message through a receipt-handle index (a new handle
-  among the in-flight messages first), and ReceiveMessage reads the queue only as far as its batch
-  (with a backlog, both walked every queued message: issue 21).
+  period is read from the queue, GetQueueAttributes computes the attributes once and counts only
+  the messages in flight or delayed (engine/sqs_counts.py, applied after engine/sqs_visibility.py),
+  DeleteMessage finds its message through a receipt-handle index (a new handle among the in-flight
+  messages first), and ReceiveMessage reads the queue only as far as its batch (with a backlog,
+  all three walked every queued message: issue 21).
 - dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
   request to find the backend for the Host header, and every response class lists its methods
   (inspect.getmembers) on every request to find the action's; both are read once here.
@@ -168,9 +169,6 @@ def moto_needs() -> list[Any]:
         need(sqs_models.SQSBackend, "get_queue_attributes", "queue_name", "attribute_names"),
         need(sqs_models.Queue, "attributes"),
         need(sqs_models.Queue, "messages"),
-        need(sqs_models.Queue, "approximate_number_of_messages"),
-        need(sqs_models.Queue, "approximate_number_of_messages_not_visible"),
-        need(sqs_models.Queue, "approximate_number_of_messages_delayed"),
         need(sqs_models.Queue, "FIFO_ATTRIBUTES"),
         need(sqs_models.Queue, "KMS_ATTRIBUTES"),
         need(sqs_models.Message, "visible"),  # visible_at, delayed_until: what it and `delayed` compare
@@ -406,21 +404,6 @@ def _visible_messages(self: Any) -> _VisibleMessages:
     return _VisibleMessages(self._messages, sqs_models.unix_time_millis())
 
 
-def _count_visible(self: Any) -> int:
-    now = sqs_models.unix_time_millis()
-    return sum(1 for m in self._messages if now > m.visible_at and not now < m.delayed_until)
-
-
-def _count_not_visible(self: Any) -> int:
-    now = sqs_models.unix_time_millis()
-    return sum(1 for m in self._messages if not now > m.visible_at)
-
-
-def _count_delayed(self: Any) -> int:
-    now = sqs_models.unix_time_millis()
-    return sum(1 for m in self._messages if now < m.delayed_until)
-
-
 def _get_queue_attributes(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     def get_queue_attributes(self: Any, queue_name: str, attribute_names: list[str]) -> dict[str, Any]:
         """moto's answer, computing the queue's attributes once instead of up to twice per name
@@ -444,9 +427,6 @@ def sqs_fast_paths() -> list[Patch]:
             _get_queue_attributes(sqs_models.SQSBackend.get_queue_attributes),
         ),
         (sqs_models.Queue, "messages", property(_visible_messages)),
-        (sqs_models.Queue, "approximate_number_of_messages", property(_count_visible)),
-        (sqs_models.Queue, "approximate_number_of_messages_not_visible", property(_count_not_visible)),
-        (sqs_models.Queue, "approximate_number_of_messages_delayed", property(_count_delayed)),
         (sqs_models.Queue, "delete_message", _delete_message),
     ]
 

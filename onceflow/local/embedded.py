@@ -35,7 +35,7 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import direct_transport, retention, shape
+from onceflow.local.engine import direct_transport, keep_alive, retention, shape
 from onceflow.local.engine import quotas as engine_quotas
 from onceflow.local.engine import speedups as engine_speedups
 from onceflow.local.engine.shape import MotoShapeError, Need, need
@@ -63,7 +63,9 @@ def moto_needs() -> list[Need]:
     ]
 
 
-class _QuietRequestHandler(threaded_moto_server.MotoRequestHandler):
+class _QuietRequestHandler(keep_alive.KeepAliveRequestHandler, threaded_moto_server.MotoRequestHandler):
+    """moto's handler on kept connections (engine/keep_alive.py), without a log line per request."""
+
     def log_request(self, code: Any = "-", size: Any = "-") -> None:
         pass
 
@@ -254,6 +256,7 @@ class EmbeddedAws:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            keep_alive.close_kept(self._server)  # kept connections of clients in other processes
         if self._thread is not None:
             self._thread.join(timeout=10)
         for owner, name, original in reversed(self._saved_patches):

@@ -20,7 +20,7 @@ from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.engine.retention import Retention
 from onceflow.local.faults import sns_publish_failures
 from onceflow.local.stack import LocalStack, deploy
-from onceflow.ops.executions import ExecutionResult, stop_running
+from onceflow.ops.executions import HISTORY_BUDGET_TAG, ExecutionResult, stop_running
 from tests.support import order, run_execution
 from tests.trace.page_reader import TracePage, external_references, read_page
 
@@ -199,7 +199,7 @@ def test_page_needs_no_network(run: Run) -> None:
 
 
 def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run, tmp_path: Path) -> None:
-    """Last in this module: it prunes the run's two oldest histories for good (engine/retention.py,
+    """Last but one in this module: it prunes the run's two oldest histories for good (engine/retention.py,
     the budget `onceflow start --history-budget` sets). The pruned keep their dates, status, input
     and error (DescribeExecution); the page counts them in no path, and says how many and why."""
     sfn = run.stack.client("stepfunctions")
@@ -228,3 +228,27 @@ def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run
     ]
     counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', paths)]
     assert sum(counts) == 2  # the paths table counts no pruned execution
+
+
+def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run) -> None:
+    """After the test above pruned the two oldest: with the state machine tagged with a budget of 2
+    (as `onceflow start --history-budget 2` tags it), those two are read with DescribeExecution
+    alone, not with an empty GetExecutionHistory first; what is collected is the same."""
+    sfn = run.stack.client("stepfunctions")
+    arn = run.stack.state_machine_arn
+    before = collect(sfn, arn)  # no tag yet: every history asked for
+    sfn.tag_resource(resourceArn=arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": "2"}])
+    asked: Counter = Counter()
+    for operation in ("GetExecutionHistory", "DescribeExecution"):
+        sfn.meta.events.register(
+            f"before-call.states.{operation}", lambda model, **_: asked.update([model.name]), unique_id=operation
+        )
+    try:
+        after = collect(sfn, arn, margin=0)
+    finally:
+        sfn.untag_resource(resourceArn=arn, tagKeys=[HISTORY_BUDGET_TAG])
+    assert asked == {"GetExecutionHistory": 2, "DescribeExecution": 2}
+    assert (after.pruned, after.history_budget) == (2, 2)
+    assert [(r.name, r.status, r.input, r.history, r.described) for r in after.executions] == [
+        (r.name, r.status, r.input, r.history, r.described) for r in before.executions
+    ]

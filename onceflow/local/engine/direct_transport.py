@@ -8,9 +8,9 @@ to the same application the HTTP server serves (one request at a time under its 
 moto dispatch, the same response), built into a WSGI environ as werkzeug's server builds it.
 Anything else (another endpoint, AWS itself) goes over HTTP as before.
 
-Over HTTP every call costs a TCP connection and a server thread (the server speaks HTTP/1.0, and
-botocore's connection pool cannot keep the connection) plus werkzeug's request parsing: about a
-third of the CPU of a fault schedule.
+Over HTTP every call costs werkzeug's request parsing and a socket round trip (and, before
+keep_alive.py, a TCP connection and a server thread: werkzeug's server closed every connection):
+about a third of the CPU of a fault schedule.
 """
 
 from __future__ import annotations

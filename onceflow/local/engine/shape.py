@@ -24,6 +24,7 @@ ENGINE_MODULES = (
     "onceflow.local.embedded",
     "onceflow.local.engine.speedups",
     "onceflow.local.engine.direct_transport",
+    "onceflow.local.engine.keep_alive",
     "onceflow.local.engine.serializer_fast_paths",
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",

@@ -8,6 +8,7 @@ page keeps nothing in storage that a later tab could read.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -102,24 +103,54 @@ class Browser:
     def dump_dom(self, page: Path, fragment: str = "", timeout: float = 120) -> tuple[str, float]:
         """The serialised DOM once the page fired its load event (its script ran), and the seconds it
         took: what `chromium --dump-dom` prints, read from a new tab instead of a new browser."""
+        (html,), seconds = self.run(page, ["document.documentElement.outerHTML"], fragment, timeout, size=(1000, 900))
+        return html, seconds
+
+    def run(
+        self,
+        page: Path,
+        expressions: list[str],
+        fragment: str = "",
+        timeout: float = 120,
+        screenshot: Path | None = None,
+        size: tuple[int, int] = (1400, 1000),
+    ) -> tuple[list[Any], float]:
+        """Load the page in a new tab of `size` (CSS pixels), then evaluate each JavaScript expression
+        in turn (a user's click is `element.click()`); their values, and the seconds the load took.
+        `screenshot`: a PNG of the viewport after the last expression."""
         deadline = time.monotonic() + timeout
         began = time.perf_counter()
         target = self._call("Target.createTarget", deadline, url="about:blank")["targetId"]
         session = self._call("Target.attachToTarget", deadline, targetId=target, flatten=True)["sessionId"]
         try:
             self._call("Page.enable", deadline, session=session)
+            width, height = size
+            self._call(
+                "Emulation.setDeviceMetricsOverride",
+                deadline,
+                session=session,
+                width=width,
+                height=height,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
             navigated = self._call("Page.navigate", deadline, session=session, url=page_url(page, fragment))
             if "errorText" in navigated:
                 raise BrowserError(f"{page_url(page, fragment)}: {navigated['errorText']}")
             self._wait_for_event("Page.loadEventFired", session, deadline)
-            evaluated = self._call(
-                "Runtime.evaluate",
-                deadline,
-                session=session,
-                expression="document.documentElement.outerHTML",
-                returnByValue=True,
-            )
-            return evaluated["result"]["value"], time.perf_counter() - began
+            loaded = time.perf_counter() - began
+            values = []
+            for expression in expressions:
+                evaluated = self._call(
+                    "Runtime.evaluate", deadline, session=session, expression=expression, returnByValue=True
+                )
+                if "exceptionDetails" in evaluated:
+                    raise BrowserError(f"{expression}: {evaluated['exceptionDetails']}")
+                values.append(evaluated["result"].get("value"))
+            if screenshot is not None:
+                shot = self._call("Page.captureScreenshot", deadline, session=session, format="png")
+                screenshot.write_bytes(base64.b64decode(shot["data"]))
+            return values, loaded
         finally:
             self._call("Target.closeTarget", deadline, targetId=target)
             self._events.clear()  # the closed tab's; nothing waits for them

@@ -149,7 +149,9 @@ def test_the_events_table_has_every_history_event_with_its_time_and_elapsed_ms(b
     started = outage.history[0]["timestamp"]
     last = outage.history[-1]
     elapsed = round((last["timestamp"] - started).total_seconds() * 1000)
-    assert f'{last["timestamp"].isoformat(timespec="milliseconds")[11:23]}</td><td class="num">{elapsed} ms' in table
+    assert (
+        f'<td class="num">{elapsed} ms</td><td>{last["timestamp"].isoformat(timespec="milliseconds")[11:23]}<' in table
+    )
     assert "SNS.InternalErrorException: SNS.InternalErrorException happened" in table  # a failure's summary
 
 
@@ -169,6 +171,8 @@ def test_the_list_filters_by_error_time_and_state(browser: Browser, page: Path) 
     window = [e["name"] for e in data if "2026-01-01T00:00:10" <= e["started"] < "2026-01-01T00:00:20"]
     rows = _open(browser, page, "from=2026-01-01T00:00:10&to=2026-01-01T00:00:20").row_cells
     assert len(window) == 10 and [r[1] for r in rows] == window
+    as_listed = _open(browser, page, f"from={quote('2026-01-01 00:00:10')}&to={quote('2026-01-01 00:00:20')}")
+    assert [r[1] for r in as_listed.row_cells] == window  # typed as the list writes times, with a space
     failed_at_publish = [e["name"] for e in data if index[PUBLISH] in e["failed"]]
     rows = _open(browser, page, f"in={index[PUBLISH]}&how=failed").row_cells
     assert failed_at_publish and [r[1] for r in rows] == failed_at_publish
@@ -192,6 +196,9 @@ def test_run_wide_numbers_and_the_selected_executions_colours_have_their_own_leg
 ) -> None:
     dom = _open(browser, page)
     assert "Whole run (grey, numbers):" in dom.html and "Selected execution (fill and outline):" in dom.html
+    # the run's notes beside states (in status colours, as text) are in the run's legend, not the selection's
+    run_legend = dom.html[dom.html.index("Whole run (grey, numbers):") : dom.html.index("Selected execution (fill")]
+    assert "✖ errors met there ×N" in run_legend and "■ N SUCCEEDED here" in run_legend
     # the dark badge counts the run (32 executions), whichever execution is selected
     assert dom.state(RECORD)["data-executions"] == "32"
     assert (
@@ -216,8 +223,22 @@ def test_five_thousand_executions_newest_first_paged_and_sorted(browser: Browser
     second = _open(browser, big, "page=2")
     assert [r[1] for r in second.row_cells] == names[300:600]
     by_duration = _open(browser, big, "sort=ms&dir=1")
-    durations = [int(r[5].removesuffix(" ms")) for r in by_duration.row_cells]
+    durations = [int(r[6].removesuffix(" ms")) for r in by_duration.row_cells]
     assert durations == sorted(durations) and len(durations) == 300
+    # sorted and paged by clicks: the address carries both, so a copied link opens the same rows
+    rows = "Array.from(document.querySelectorAll('#executions tbody tr')).map(r => r.children[1].textContent)"
+    (_, _, clicked, link), _ = browser.run(
+        big,
+        [
+            "document.querySelector('th[data-sort=ms]').click()",
+            "document.getElementById('page-older').click()",
+            rows,
+            "location.hash.slice(1)",
+        ],
+        timeout=180,
+    )
+    assert "sort=ms" in link and "page=2" in link
+    assert [r[1] for r in _open(browser, big, link).row_cells] == clicked
 
 
 def test_twenty_thousand_executions_with_pruned_histories(browser: Browser, tmp_path: Path) -> None:
@@ -239,7 +260,47 @@ def test_twenty_thousand_executions_with_pruned_histories(browser: Browser, tmp_
     assert "19000 of 20000 executions have no history" in dom.ids["pruned-note"]
     assert dom.state("__start__")["data-executions"] == "1000"
     assert "of 19000 matching (20000 in all)" in dom.ids["match-count"]
-    assert dom.row_cells[0][1] == "order-18999-pruned" and dom.row_cells[0][4] == "no history"
+    assert dom.row_cells[0][1] == "order-18999-pruned" and dom.row_cells[0][5] == "no history"
     assert dom.row_cells[0][0] == "2026-01-01 05:16:39.000"  # the pruned keep their dates
-    newest = _open(browser, big)
+    newest = _open(browser, big, f"state={quote(RECORD)}")
     assert newest.row_cells[0][1] == results[-1].name
+    # a state's run-wide counts say whom they leave out
+    assert "among the 1000 executions with a history; the 19000 without one (pruned)" in newest.ids["state-pruned"]
+
+
+_LINES = """(function (cells) {  // per cell with text: [lines it takes, words broken across lines], as laid out
+  return Array.from(cells).filter(function (c) { return c.textContent.trim(); }).map(function (cell) {
+    var text = cell.firstChild, range = document.createRange(), broken = 0, at = 0;
+    function lines(r) {
+      var tops = {}; Array.from(r.getClientRects()).forEach(function (b) { tops[Math.round(b.top)] = 1; });
+      return Object.keys(tops).length;
+    }
+    range.selectNodeContents(cell);
+    var all = lines(range);
+    text.textContent.split(' ').forEach(function (word) {
+      range.setStart(text, at); range.setEnd(text, at + word.length); at += word.length + 1;
+      if (word && lines(range) > 1) { broken++; }
+    });
+    return [all, broken];
+  });
+})"""
+
+
+def test_names_in_the_list_do_not_wrap_and_state_names_in_events_break_between_words(
+    browser: Browser, page: Path
+) -> None:
+    """In a narrow window (900 px): the list's execution names and errors stay on one line each
+    (the table scrolls sideways instead); the events table's state names break between words only."""
+    (names, steps, errors), _ = browser.run(
+        page,
+        [
+            f"{_LINES}(document.querySelectorAll('#executions tbody td:nth-child(2)'))",
+            f"{_LINES}(document.querySelectorAll('table.events td.step'))",
+            f"{_LINES}(document.querySelectorAll('#executions tbody td.error-cell'))",
+        ],
+        "execution=outage-order-2",
+        size=(900, 900),
+    )
+    assert names and steps and errors
+    assert {lines for lines, _ in names} == {1} and {lines for lines, _ in errors} == {1}
+    assert {broken for _, broken in steps} == {0}

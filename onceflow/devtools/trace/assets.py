@@ -11,7 +11,7 @@ h3 { font-size: 14px; margin: 0; }
 .sub { color: var(--muted); margin: 0; }
 main { padding: 8px 24px 32px; display: grid; gap: 16px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; min-width: 0; }
-.top { display: grid; grid-template-columns: minmax(0, 1.25fr) minmax(0, 1fr); gap: 16px; align-items: start; }
+.top { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(0, 1fr); gap: 16px; align-items: start; }
 .beside { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(300px, 1fr); gap: 16px; align-items: start; }
 .beside #state-details { position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow: auto; }
 @media (max-width: 1100px) { .beside { grid-template-columns: 1fr; } }
@@ -19,6 +19,7 @@ main { padding: 8px 24px 32px; display: grid; gap: 16px; }
 .notice.unknown { background: #fef2f2; border-color: #fca5a5; }
 .chip.chip-pruned { background: #fef3c7; border-color: #fcd34d; }
 .legend-head { color: var(--ink); font-weight: 600; }
+i.note-sample { font-style: normal; font-weight: 600; } i.note-sample.warn { color: var(--warn); } i.note-sample.bad { color: var(--bad); } i.note-sample.ok { color: var(--ok); }
 i.badge-sample { font-style: normal; background: #1f2937; color: #fff; border-radius: 9px; padding: 0 7px; font-weight: 700; }
 .pager { display: flex; gap: 10px; align-items: center; margin: 4px 0 8px; }
 .pager button, .filters button { font: inherit; padding: 2px 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; }
@@ -27,7 +28,8 @@ th.sortable { cursor: pointer; white-space: nowrap; user-select: none; }
 th.sortable[aria-sort="ascending"]::after { content: " ▲"; } th.sortable[aria-sort="descending"]::after { content: " ▼"; }
 #executions td { white-space: nowrap; } #executions td.error-cell { white-space: normal; min-width: 12em; }
 tr.pruned td { color: var(--muted); }
-table.events td { white-space: nowrap; } table.events td.summary, table.events td.step { white-space: normal; overflow-wrap: anywhere; }
+table.events td { white-space: nowrap; } table.events td.summary { white-space: normal; overflow-wrap: anywhere; }
+table.events td.step { white-space: normal; min-width: 8em; }  /* a state's name breaks between words only */
 table.events td.summary { min-width: 10em; }
 .state-links a { margin-right: 12px; }
 .stack { display: grid; gap: 16px; min-width: 0; }
@@ -154,13 +156,13 @@ JS = r"""
     var rows = e.events.map(function (ev, position) {
       var step = ev[2] ? e.steps[ev[2] - 1] : null, type = data.eventTypes[ev[0]];
       return '<tr class="event" data-type="' + esc(type) + '"><td class="num">' + (position + 1) + '</td><td>' +
-        esc(type) + '</td><td class="step">' + (step ? esc(data.states[step[0]]) : '') + '</td><td>' +
-        esc(addMs(e.started, ev[1]).slice(11, 23)) + '</td><td class="num">' + ms(ev[1]) + '</td><td class="summary">' +
+        esc(type) + '</td><td class="step">' + (step ? esc(data.states[step[0]]) : '') + '</td><td class="num">' +
+        ms(ev[1]) + '</td><td>' + esc(addMs(e.started, ev[1]).slice(11, 23)) + '</td><td class="summary">' +
         esc(ev[3] || '') + (ev.length > 4 ? pre('details', ev[4]) : '') + '</td></tr>';
     }).join('');
     return '<details class="events-box" open><summary>Events (' + e.events.length + ')</summary>' +
       '<div class="scroll"><table class="events" id="events"><thead><tr><th class="num">ID</th><th>Type</th>' +
-      '<th>Step</th><th>Timestamp (UTC)</th><th class="num">Elapsed</th><th>Details</th></tr></thead><tbody>' +
+      '<th>Step</th><th class="num">Elapsed</th><th>Timestamp (UTC)</th><th>Details</th></tr></thead><tbody>' +
       rows + '</tbody></table></div></details>';
   }
   function sectionHtml(index) {
@@ -202,6 +204,8 @@ JS = r"""
       var value = $(f[0]).value;
       if (value && !(f[0] === 'state-how' && value === 'entered')) { parts.push(f[1] + '=' + encodeURIComponent(value)); }
     });
+    if (sortKey !== 'started' || sortDir !== -1) { parts.push('sort=' + sortKey, 'dir=' + sortDir); }  // read back below
+    if (page > 0) { parts.push('page=' + (page + 1)); }
     history.replaceState(null, '', '#' + parts.join('&'));
   }
   function select(index, reveal) {
@@ -238,8 +242,11 @@ JS = r"""
     node.classList.add('chosen');
     var html = '<h2>State details: <span id="state-name">' + esc(name) + '</span></h2>';
     var entered = countWhere('entered', index), failed = countWhere('failed', index);
+    var pruned = executions.filter(function (x) { return x.pruned; }).length;
     html += '<p class="meta">' + esc(node.dataset.type) + ' · whole run: entered by ' + entered +
       ' executions, ' + esc(node.dataset.retries) + ' retries in all, failed in ' + failed + '</p>' +
+      (pruned ? '<p class="meta" id="state-pruned">Counted among the ' + (executions.length - pruned) +
+        ' executions with a history; the ' + pruned + ' without one (pruned) are in no count here.</p>' : '') +
       '<p class="state-links"><a href="#" id="show-entered" data-how="entered">list the ' + entered +
       ' that entered it</a><a href="#" id="show-failed" data-how="failed">list the ' + failed +
       ' that failed there</a></p>';
@@ -278,10 +285,13 @@ JS = r"""
   }
   var FILTERS = [['search', 'q'], ['status-filter', 'status'], ['path-filter', 'path'], ['error-filter', 'error'],
                  ['state-filter', 'in'], ['state-how', 'how'], ['time-from', 'from'], ['time-to', 'to']];
+  function isoTime(text) {  // as the list shows it ('2026-01-01 00:00:10') or as ISO ('2026-01-01T00:00:10')
+    return text.trim().replace(' ', 'T');
+  }
   function matching() {
     var query = $('search').value.trim().toLowerCase(), status = $('status-filter').value;
     var path = $('path-filter').value, error = $('error-filter').value, state = $('state-filter').value;
-    var how = $('state-how').value, from = $('time-from').value.trim(), to = $('time-to').value.trim();
+    var how = $('state-how').value, from = isoTime($('time-from').value), to = isoTime($('time-to').value);
     var found = [];
     for (var i = 0; i < executions.length; i++) {
       var e = executions[i];
@@ -309,9 +319,9 @@ JS = r"""
     var e = executions[i];
     return '<tr class="pick' + (i === current ? ' selected' : '') + (e.pruned ? ' pruned' : '') + '" tabindex="0" data-index="' +
       i + '"><td>' + esc(e.started.slice(0, 23).replace('T', ' ')) + '</td><td>' + esc(e.name) + '</td><td>' +
-      esc(e.event_id) + '</td><td class="status-' + esc(e.status) + '">' + esc(e.status) + '</td><td>' +
-      (e.pruned ? 'no history' : 'path ' + (e.path + 1)) + '</td><td class="num">' + ms(e.ms) + '</td><td class="num">' +
-      (e.pruned ? '—' : e.retries) + '</td><td class="error-cell">' + esc(e.error || '') + '</td></tr>';
+      esc(e.event_id) + '</td><td class="status-' + esc(e.status) + '">' + esc(e.status) + '</td><td class="error-cell">' +
+      esc(e.error || '') + '</td><td>' + (e.pruned ? 'no history' : 'path ' + (e.path + 1)) + '</td><td class="num">' +
+      ms(e.ms) + '</td><td class="num">' + (e.pruned ? '—' : e.retries) + '</td></tr>';
   }
   function renderList() {
     matches = matching();

@@ -340,10 +340,10 @@ _COLUMNS = [  # (key the script sorts by, heading, css class)
     ("name", "Execution", ""),
     ("event_id", "event_id", ""),
     ("status", "Status", ""),
+    ("error", "Error", ""),  # before path and numbers: seen without scrolling sideways
     ("path", "Path", ""),
     ("ms", "Duration", "num"),
     ("retries", "Retries", "num"),
-    ("error", "Error", ""),
 ]
 
 
@@ -365,6 +365,9 @@ def _executions_table(graph: Graph, traces: list[ExecutionTrace], paths: list[tu
         f'<th data-sort="{key}" class="sortable {css}" tabindex="0" aria-sort="none">{title}</th>'
         for key, title, css in _COLUMNS
     )
+    # The time filter's examples: the run's first and last start, to the second, as the list writes them.
+    starts = sorted(_time(t.started)[:19].replace("T", " ") for t in traces if t.started)
+    first, last = (starts[0], starts[-1]) if starts else ("2026-01-01 00:00:00", "2026-12-31 23:59:59")
     return (
         '<div class="filters">'
         '<input id="search" type="search" placeholder="Search name or event_id" aria-label="Search name or event_id">'
@@ -375,10 +378,10 @@ def _executions_table(graph: Graph, traces: list[ExecutionTrace], paths: list[tu
         f'<select id="state-filter" aria-label="State"><option value="">any state</option>{state_options}</select>'
         '<select id="state-how" aria-label="Entered or failed there">'
         '<option value="entered">entered it</option><option value="failed">failed there</option></select>'
-        '<label class="meta">from <input id="time-from" type="text" placeholder="2026-01-01T00:00:00" size="19" '
-        'aria-label="Started at or after (UTC)"></label>'
-        '<label class="meta">to <input id="time-to" type="text" placeholder="2026-12-31T23:59:59" size="19" '
-        'aria-label="Started before (UTC)"></label>'
+        f'<label class="meta">from <input id="time-from" type="text" placeholder="{first}" size="19" '
+        'aria-label="Started at or after (UTC), as the list shows it"></label>'
+        f'<label class="meta">to <input id="time-to" type="text" placeholder="{last}" size="19" '
+        'aria-label="Started before (UTC), as the list shows it"></label>'
         '<button type="button" id="clear-filters">clear</button></div>'
         '<div class="pager"><button type="button" id="page-newer">← newer</button>'
         '<span id="match-count" class="meta"></span>'
@@ -464,6 +467,11 @@ def _legend() -> str:
     ]
     run.append("<span>numbers on arrows: executions (times, when looped); thickness follows them</span>")
     run.append('<span><i class="badge-sample">42</i> executions that entered the state</span>')
+    run.append(
+        '<span id="legend-notes">beside a state, in text: <i class="note-sample warn">↻ retries</i>, '
+        '<i class="note-sample bad">✖ errors met there ×N</i>, <i class="note-sample ok">■ N SUCCEEDED here</i> '
+        "(executions that ended there)</span>"
+    )
     selected = [
         f'<span class="swatch-item" data-status="{status}"><i class="swatch st-{status}"></i> {escape(text)}</span>'
         for status, text in STATUS_LEGEND.items()

@@ -29,6 +29,7 @@ HISTORY = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_Ge
 TRANSACT = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html"
 MOCKS = "https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-mock-cfg-file.html"
 CREATE = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html"
+ENTERED = "https://docs.aws.amazon.com/step-functions/latest/apireference/API_StateEnteredEventDetails.html"
 
 # behaviour -> (AWS page, test that checks it). Mock-config and fault behaviours are tested in
 # their own modules (named with the module).
@@ -90,6 +91,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_history_of_an_aws_sdk_task_names_the_action_and_service",
     ),
     "StopExecution keeps its error and cause": (STOP, "test_stop_execution_keeps_error_and_cause"),
+    "The first state's StateEntered input is the execution's input as the caller wrote it": (
+        ENTERED,
+        "test_first_state_entered_carries_the_callers_input_text",
+    ),
     "CreateStateMachine refuses a definition that does not parse with InvalidDefinition": (
         CREATE,
         "test_create_state_machine_refuses_an_invalid_definition_with_its_code",
@@ -481,6 +486,23 @@ def test_history_of_an_aws_sdk_task_names_the_action_and_service(
     [succeeded] = [e["taskSucceededEventDetails"] for e in result.history if e["type"] == "TaskSucceeded"]
     assert (succeeded["resource"], succeeded["resourceType"]) == (resource, resource_type)
     assert succeeded["output"] == json.dumps(json.loads(succeeded["output"]), separators=(",", ":"))
+
+
+def test_first_state_entered_carries_the_callers_input_text(account: Account):
+    """AWS's recording (LocalStack's scenarios/test_base_scenarios.snapshot.json,
+    test_map_state_config_inline_parameters, started with `json.dumps(["Hello", "World"])`):
+    MapStateEntered's input is '["Hello", "World"]', the caller's text; the states after it carry
+    AWS's compact JSON (moto wrote the first one compact too)."""
+    definition = {
+        "StartAt": "First",
+        "States": {"First": {"Type": "Pass", "Next": "Second"}, "Second": {"Type": "Pass", "End": True}},
+    }
+    arn = account.start(account.state_machine(definition), raw_input='["Hello",  "World"]')
+
+    result = wait_for(account.sfn, arn, timeout=30)
+
+    entered = [e["stateEnteredEventDetails"]["input"] for e in result.history if e["type"] == "PassStateEntered"]
+    assert entered == ['["Hello",  "World"]', '["Hello","World"]']
 
 
 def test_stop_execution_keeps_error_and_cause(account: Account):

@@ -10,9 +10,13 @@ onceflow/local/engine/integration_metadata.py and dynamodb_responses.py.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 import zlib
 from typing import Any
+
+import pytest
+from moto.sqs.models import Queue
 
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import Account, single_state
@@ -21,6 +25,8 @@ SQS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html"
 SNS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sns.html"
 DYNAMODB = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html"
 UPDATE_ITEM = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html"
+LONG_POLL = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html"
+AWS_SDK = "https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
     "sqs:sendMessage's result carries SdkHttpMetadata (JSON body length) and SdkResponseMetadata": (
@@ -42,6 +48,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "UpdateItem answers ConsumedCapacity only when ReturnConsumedCapacity asks for it": (
         UPDATE_ITEM,
         "test_update_item_answers_consumed_capacity_only_when_asked",
+    ),
+    "An SQS long poll returns a message sent while it waits; other calls are answered meanwhile": (
+        LONG_POLL,
+        "test_sqs_long_poll_receives_a_message_sent_while_it_waits",
+    ),
+    "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
+        AWS_SDK,
+        "test_aws_sdk_errors_are_named_after_the_service_id",
     ),
 }
 
@@ -187,3 +201,67 @@ def test_sns_publish_answers_as_aws_for_fifo_topics_and_missing_topics(account: 
     assert failed["cause"].startswith("Invalid parameter: The MessageGroupId parameter is required for FIFO topics")
     [failed] = [e["taskFailedEventDetails"] for e in missing.history if e["type"] == "TaskFailed"]
     assert (failed["error"], failed["cause"].split(" (")[0]) == ("SNS.NotFoundException", "Topic does not exist")
+
+
+def test_aws_sdk_errors_are_named_after_the_service_id(account: Account):
+    """AWS's recordings (LocalStack's error_handling/test_aws_sdk.snapshot.json, test_no_such_bucket
+    and test_s3_no_such_key): an aws-sdk:s3 task's error is `S3.NoSuchBucketException` /
+    `S3.NoSuchKeyException` (moto: `s3.`), its cause "The specified bucket does not exist (Service:
+    S3, Status Code: 404, Request ID: …, Extended Request ID: …)", and a Catch on that name handles it."""
+    account.client("s3").create_bucket(Bucket="conformance-errors")
+    catch = [{"ErrorEquals": ["S3.NoSuchKeyException"], "Next": "Caught"}]
+    definition = {
+        "StartAt": "List",
+        "States": {
+            "List": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::aws-sdk:s3:listObjects",
+                "Parameters": {"Bucket": "conformance-no-such-bucket"},
+                "Catch": [{"ErrorEquals": ["S3.NoSuchBucketException"], "Next": "Get"}],
+                "End": True,
+            },
+            "Get": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+                "Parameters": {"Bucket": "conformance-errors", "Key": "no-such-key"},
+                "Catch": catch,
+                "End": True,
+            },
+            "Caught": {"Type": "Succeed"},
+        },
+    }
+
+    result = account.run(definition, {})
+
+    assert result.status == "SUCCEEDED", result.history
+    failed = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert [f["error"] for f in failed] == ["S3.NoSuchBucketException", "S3.NoSuchKeyException"]
+    assert failed[0]["cause"].startswith("The specified bucket does not exist (Service: S3, Status Code: 404, ")
+    assert ", Extended Request ID: " in failed[0]["cause"] and ", Extended Request ID: " in failed[1]["cause"]
+
+
+def test_sqs_long_poll_receives_a_message_sent_while_it_waits(account: Account, monkeypatch: pytest.MonkeyPatch):
+    """Long polling "returns messages as soon as they become available" (moto's wait held the
+    endpoint's request lock, so the SendMessage waited for the poll to end empty). As AWS's
+    recording (LocalStack's services/test_sns_task_service.snapshot.json,
+    test_publish_message_attributes) shows: the subscribed queue's poll receives the publication."""
+    url = account.client("sqs").create_queue(QueueName="conformance-long-poll")["QueueUrl"]
+    waiting = threading.Event()
+    wait_for_messages = Queue.wait_for_messages
+
+    def noting_the_wait(queue: Queue, timeout: int) -> None:
+        waiting.set()
+        wait_for_messages(queue, timeout)
+
+    monkeypatch.setattr(Queue, "wait_for_messages", noting_the_wait)
+    received: dict[str, Any] = {}
+    poller = threading.Thread(
+        target=lambda: received.update(account.client("sqs").receive_message(QueueUrl=url, WaitTimeSeconds=2))
+    )
+    poller.start()
+    assert waiting.wait(timeout=10), "the poll never waited"
+
+    account.client("sqs").send_message(QueueUrl=url, MessageBody="hello")
+    poller.join(timeout=10)
+
+    assert [message["Body"] for message in received.get("Messages", [])] == ["hello"]

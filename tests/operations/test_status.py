@@ -9,12 +9,15 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.stack import LocalStack
+from onceflow.ops.counts import CountsUnavailable, EventCounts, ExecutionCounts, execution_counts
 from onceflow.ops.executions import history, list_executions, oldest_first, wait_for
 from onceflow.ops.observe import scan
 from onceflow.ops.stack import StackResources, Target, find_stack
@@ -140,3 +143,32 @@ def _role(sfn: Any) -> str:
     return sfn.describe_state_machine(stateMachineArn=sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"])[
         "roleArn"
     ]
+
+
+class _Refusing:
+    """A CloudWatch client of a role without cloudwatch:GetMetricData."""
+
+    def get_metric_data(self, **_: Any) -> Any:
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "not allowed"}}, "GetMetricData")
+
+
+def test_counts_a_role_cannot_read_are_one_clear_error(stack: LocalStack) -> None:
+    with pytest.raises(CountsUnavailable, match=r"^CloudWatch GetMetricData: AccessDenied$"):
+        execution_counts(_Refusing(), stack.client("stepfunctions"), stack.state_machine_arn, exact=False)
+
+
+def test_on_aws_the_lines_say_which_counts_are_approximate() -> None:
+    """AWS delivers the metrics at best effort, late, and refreshes ItemCount about every 6 hours
+    (onceflow/ops/counts.py cites the pages): the lines say so there, and not on the local stack."""
+    since = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    ended = Counter({"SUCCEEDED": 9, "FAILED": 1})
+    on_aws = ExecutionCounts(started=11, ended=ended, running=1, redriven=0, since=since, exact=False)
+    assert on_aws.source() == (
+        "CloudWatch AWS/States since 2026-12-01 09:00 UTC, best effort: a minute or more behind; running: listed now"
+    )
+    assert "best effort" not in ExecutionCounts(11, ended, 1, 0, since, exact=True).source()
+    assert EventCounts(recorded=100, pending=3, exact=False).line() == (
+        "3 pending (pending-since index, now); about 100 recorded in all "
+        "(DynamoDB's ItemCount, refreshed about every 6 hours), the rest sent"
+    )
+    assert EventCounts(recorded=100, pending=3, exact=True).line() == "100 recorded: 3 pending, 97 sent"

@@ -78,6 +78,10 @@ def patches(
     from onceflow.local.engine import context_object
 
     selected += context_object.patches(selected)
+    # The first state's input is the execution's input as the caller wrote it: input_text.py.
+    from onceflow.local.engine import input_text
+
+    selected += input_text.patches(selected)
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 
@@ -113,6 +117,10 @@ def patches(
     from onceflow.local.engine import sqs_fifo
 
     selected += sqs_fifo.moto_patches()
+    # A ReceiveMessage long poll lets the other requests run while it waits: sqs_long_poll.py.
+    from onceflow.local.engine import sqs_long_poll
+
+    selected += sqs_long_poll.patches(request_lock)
     # A consumer's ChangeMessageVisibility noted for the emulated event source: sqs_visibility.py.
     from onceflow.local.engine import sqs_visibility
 

@@ -8,19 +8,34 @@
   timeout: States.Timeout) keeps its own name, so no Catch on States.ALL handles a States.Runtime.
   AWS's recording: LocalStack's error_handling/test_task_service_sqs.snapshot.json
   (test_send_message_empty_body); error names: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+- aws_sdk_errors: an `aws-sdk:<service>` task's error is named after the service's SDK service id
+  without spaces (`S3.NoSuchBucketException`, `SecretsManager.SecretsManagerException`), as AWS
+  names them; moto named them after the lower-case ARN part (`s3.NoSuchBucketException`), so a
+  Catch on AWS's name never matched. DynamoDB and SFN keep their own spellings (`DynamoDb.`,
+  `Sfn.`). An S3 error's cause ends with S3's `Extended Request ID` (the x-amz-id-2 host id every S3
+  response carries; moto's S3 sends none, so one is made in S3's format). AWS's recordings:
+  LocalStack's error_handling/test_aws_sdk.snapshot.json (test_no_such_bucket, test_s3_no_such_key,
+  test_invalid_secret_name); https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import os
 import uuid
 from typing import Any
 
+import botocore.session
 from botocore.exceptions import ClientError
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
 from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
     FailureEvent,
     FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+    StateTaskServiceAwsSdk,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs import (
     StateTaskServiceSqs,
@@ -53,11 +68,50 @@ def moto_needs() -> list[Need]:
         need(StateTaskServiceSqs, "_from_error", "env", "ex"),
         need(StateTaskServiceSqs, "_get_sfn_resource"),
         need(StateTaskServiceSqs, "_get_sfn_resource_type"),
+        need(StateTaskServiceAwsSdk, "_normalise_service_error_name", "service_name"),
+        need(StateTaskServiceAwsSdk, "_from_error", "env", "ex"),
     ]
 
 
 def patches() -> list[Patch]:
-    return [*sqs_errors()]
+    return [*sqs_errors(), *aws_sdk_errors()]
+
+
+# Step Functions' own spellings, kept where they differ from the service id (moto's table).
+_OWN_SPELLINGS = {"dynamodb": "DynamoDb", "sfn": "Sfn"}
+
+
+@functools.cache
+def aws_sdk_error_prefix(service_name: str) -> str:
+    """The prefix of an aws-sdk task's error names: the SDK service id without its spaces."""
+    own = _OWN_SPELLINGS.get(service_name.lower())
+    if own:
+        return own
+    try:
+        service_id = botocore.session.get_session().get_service_model(service_name.lower()).service_id
+    except Exception:  # an unknown service: the call itself fails with its own error first
+        return service_name
+    return str(service_id).replace(" ", "")
+
+
+def _s3_host_id() -> str:
+    """A host id in S3's format (x-amz-id-2: base64 of random bytes)."""
+    return base64.b64encode(os.urandom(57)).decode()
+
+
+def aws_sdk_errors() -> list[Patch]:
+    original_from_error = StateTaskServiceAwsSdk._from_error
+
+    def _from_error(self: StateTaskServiceAwsSdk, env: Any, ex: Exception) -> FailureEvent:
+        if isinstance(ex, ClientError) and aws_sdk_error_prefix(self.resource.api_name) == "S3":
+            metadata = ex.response.setdefault("ResponseMetadata", {})
+            metadata.setdefault("HostId", metadata.get("HTTPHeaders", {}).get("x-amz-id-2") or _s3_host_id())
+        return original_from_error(self, env=env, ex=ex)
+
+    return [
+        (StateTaskServiceAwsSdk, "_normalise_service_error_name", staticmethod(aws_sdk_error_prefix)),
+        (StateTaskServiceAwsSdk, "_from_error", _from_error),
+    ]
 
 
 def sqs_errors() -> list[Patch]:

@@ -77,6 +77,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_ListStateMachines.html",
         "test_list_state_machines_lists_by_name",
     ),
+    "Create/UpdateStateMachine refuse a loggingConfiguration without exactly one existing log group": (
+        f"{API}/API_LoggingConfiguration.html",
+        "test_logging_configuration_is_refused_as_aws_refuses_it",
+    ),
     "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
         CONTEXT,
         "test_context_object_start_time_and_redrive_count",
@@ -432,3 +436,58 @@ def test_list_state_machines_lists_by_name(account: Account):
         "statemachine_12_x",
         "statemachine_1_x",
     ]
+
+
+def _logged_to(*arns: str, level: str = "ALL") -> dict:
+    return {"level": level, "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": arn}} for arn in arns]}
+
+
+def test_logging_configuration_is_refused_as_aws_refuses_it(account: Account):
+    """AWS's recordings (LocalStack's test_sfn_api_logs.snapshot.json, test_invalid_logging_configuration,
+    test_multiple_destinations, test_deleted_log_group, test_update_logging_configuration):
+    InvalidLoggingConfiguration "Invalid Logging Configuration: Must specify exactly one Log
+    Destination." for a level other than OFF without a destination, or two destinations; "...: Log
+    Destination not found." for a log group that was deleted; level OFF without one is accepted.
+    moto accepted all of them."""
+    sfn, logs = account.sfn, account.client("logs")
+    for name in ("kept", "other", "deleted"):
+        logs.create_log_group(logGroupName=name)
+    kept, other, deleted = (
+        logs.describe_log_groups(logGroupNamePrefix=n)["logGroups"][0]["arn"] for n in ("kept", "other", "deleted")
+    )
+    logs.delete_log_group(logGroupName="deleted")
+    exactly_one = "Invalid Logging Configuration: Must specify exactly one Log Destination."
+    not_found = "Invalid Logging Configuration: Log Destination not found."
+
+    def refused(call: str, configuration: dict, **request: str) -> tuple[str, str]:
+        with pytest.raises(ClientError) as error:
+            getattr(sfn, call)(loggingConfiguration=configuration, **request)
+        return error.value.response["Error"]["Code"], error.value.response["Error"]["Message"]
+
+    create = {"name": "logged", "definition": json.dumps(PASS), "roleArn": ROLE_ARN}
+    for level in ("ALL", "ERROR", "FATAL"):
+        assert refused("create_state_machine", {"level": level}, **create) == (
+            "InvalidLoggingConfiguration",
+            exactly_one,
+        )
+    assert refused("create_state_machine", _logged_to(kept, other), **create) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert refused("create_state_machine", _logged_to(deleted), **create) == ("InvalidLoggingConfiguration", not_found)
+    assert sfn.list_state_machines()["stateMachines"] == []
+
+    arn = sfn.create_state_machine(loggingConfiguration=_logged_to(kept), **create)["stateMachineArn"]
+    sfn.create_state_machine(
+        name="off", definition=json.dumps(PASS), roleArn=ROLE_ARN, loggingConfiguration={"level": "OFF"}
+    )
+    sfn.update_state_machine(stateMachineArn=arn, loggingConfiguration=_logged_to(kept, level="FATAL"))
+    assert refused("update_state_machine", _logged_to(kept, other), stateMachineArn=arn) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert refused("update_state_machine", {"level": "ALL"}, stateMachineArn=arn) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert sfn.describe_state_machine(stateMachineArn=arn)["loggingConfiguration"]["level"] == "FATAL"

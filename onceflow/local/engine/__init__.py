@@ -97,6 +97,10 @@ def patches(
     selected += versions.patches(selected)
     selected += aliases.patches()
     selected += qualified_executions.patches(selected)
+    # Create/UpdateStateMachine refuse a loggingConfiguration AWS refuses: logging_configuration.py.
+    from onceflow.local.engine import logging_configuration
+
+    selected += logging_configuration.patches(selected)
     # List* / GetExecutionHistory refuse what the API model's constraints refuse: request_constraints.py.
     from onceflow.local.engine import request_constraints
 

@@ -47,6 +47,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.versions",
     "onceflow.local.engine.aliases",
     "onceflow.local.engine.qualified_executions",
+    "onceflow.local.engine.logging_configuration",
     "onceflow.local.engine.definition_validation",
     "onceflow.local.engine.request_constraints",
     "onceflow.local.engine.service_errors",

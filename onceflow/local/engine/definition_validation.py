@@ -23,6 +23,7 @@ is then parsed by moto's parser, whose refusal is reported as SCHEMA_VALIDATION_
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Iterator
@@ -137,6 +138,19 @@ def _states(container: dict[str, Any], path: str) -> Iterator[tuple[str, str, di
                 yield name, f"{path}/States/{name}", state
 
 
+def _is_rfc3339(text: str) -> bool:
+    """RFC 3339's date-time: its form, and a date and a time that exist (month 13 or hour 25 do not;
+    a leap second, :60, does)."""
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.strptime(text[:10], "%Y-%m-%d")
+    except ValueError:
+        return False
+    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    return hour < 24 and minute < 60 and second <= 60
+
+
 def _state_diagnostics(container: dict[str, Any], path: str, language: Any, express: bool) -> Iterator[Diagnostic]:
     for _name, where, state in _states(container, path):
         state_type = state.get("Type")
@@ -152,7 +166,9 @@ def _state_diagnostics(container: dict[str, Any], path: str, language: Any, expr
         if state_type == "Task":
             yield from _task_diagnostics(state, where, express)
         timestamp = state.get("Timestamp") if state_type == "Wait" else None
-        if isinstance(timestamp, str) and not timestamp.startswith("{%") and not _RFC3339.match(timestamp):
+        # `{% %}` is an expression only in a JSONata state; in a JSONPath one it is a string like any.
+        jsonata = (state.get("QueryLanguage") or language) == "JSONata"
+        if isinstance(timestamp, str) and not (jsonata and timestamp.startswith("{%")) and not _is_rfc3339(timestamp):
             yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if state_type == "Parallel":
             branches = state.get("Branches")

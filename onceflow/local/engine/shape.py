@@ -48,6 +48,8 @@ ENGINE_MODULES = (
     "onceflow.local.engine.aliases",
     "onceflow.local.engine.qualified_executions",
     "onceflow.local.engine.logging_configuration",
+    "onceflow.local.engine.execution_logs",
+    "onceflow.local.engine.express_executions",
     "onceflow.local.engine.definition_validation",
     "onceflow.local.engine.request_constraints",
     "onceflow.local.engine.service_errors",

@@ -53,6 +53,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         LONG_POLL,
         "test_sqs_long_poll_receives_a_message_sent_while_it_waits",
     ),
+    "A task calling Step Functions takes PascalCase parameters and answers PascalCase, dates as text": (
+        AWS_SDK,
+        "test_a_task_starting_an_execution_maps_the_parameters_and_result_casing",
+    ),
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
         "test_aws_sdk_errors_are_named_after_the_service_id",
@@ -265,3 +269,23 @@ def test_sqs_long_poll_receives_a_message_sent_while_it_waits(account: Account, 
     poller.join(timeout=10)
 
     assert [message["Body"] for message in received.get("Messages", [])] == ["hello"]
+
+
+@pytest.mark.parametrize(
+    "resource", ["arn:aws:states:::aws-sdk:sfn:startExecution", "arn:aws:states:::states:startExecution"]
+)
+def test_a_task_starting_an_execution_maps_the_parameters_and_result_casing(account: Account, resource: str):
+    """AWS's recordings (LocalStack's services/test_aws_sdk_task_service.snapshot.json,
+    test_sfn_start_execution; services/test_sfn_task_service.snapshot.json,
+    test_start_execution_input_json): Parameters StateMachineArn/Input/Name start the target (the
+    API's own members are stateMachineArn/input/name), the aws-sdk result is {"ExecutionArn",
+    "StartDate"} with the date as ISO 8601 text (moto: States.Runtime "'StateMachineArn'")."""
+    target = account.state_machine(single_state({"Type": "Pass"}))
+    parameters = {"StateMachineArn": target, "Input": {"a": 1}, "Name": f"started-{uuid.uuid4().hex[:8]}"}
+
+    output = _task_result(account, resource, parameters)
+
+    assert output["ExecutionArn"].endswith(f":{parameters['Name']}")
+    assert output["StartDate"].endswith("Z") and "T" in output["StartDate"]
+    started = account.describe(output["ExecutionArn"])
+    assert json.loads(started["input"]) == {"a": 1}

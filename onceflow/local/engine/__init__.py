@@ -105,6 +105,10 @@ def patches(
     from onceflow.local.engine import definition_validation
 
     selected += definition_validation.patches()
+    # Task parameters and results in the casing of the service's API model: sdk_shapes.py.
+    from onceflow.local.engine import sdk_shapes
+
+    selected += sdk_shapes.patches()
     # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
     from onceflow.local.engine import service_errors
 

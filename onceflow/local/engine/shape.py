@@ -49,6 +49,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.qualified_executions",
     "onceflow.local.engine.definition_validation",
     "onceflow.local.engine.request_constraints",
+    "onceflow.local.engine.sdk_shapes",
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",

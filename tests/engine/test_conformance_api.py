@@ -313,6 +313,15 @@ def test_validate_state_machine_definition_answers_aws_diagnostics(
             "STANDARD",
             "String does not match RFC3339 timestamp at /States/WaitUntil/Timestamp",
         ),
+        *(
+            (
+                single_state({"Type": "Wait", "Timestamp": text}, "WaitUntil"),
+                "STANDARD",
+                "String does not match RFC3339 timestamp at /States/WaitUntil/Timestamp",
+            )
+            # month 13, hour 25, and JSONata's braces in a JSONPath machine (only text there)
+            for text in ("2016-13-05T21:29:29Z", "2016-12-05T25:29:29Z", "{% '2016-03-14T01:59:00Z' %}")
+        ),
     ],
 )
 def test_create_state_machine_refuses_with_the_diagnostic_in_aws_words(

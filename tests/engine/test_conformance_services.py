@@ -57,6 +57,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         AWS_SDK,
         "test_a_task_starting_an_execution_maps_the_parameters_and_result_casing",
     ),
+    "dynamodb tasks: DynamoDB's ValidationException (table-name pattern, a required member missing)": (
+        DYNAMODB,
+        "test_dynamodb_task_validation_errors_are_dynamodbs_own",
+    ),
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
         "test_aws_sdk_errors_are_named_after_the_service_id",
@@ -289,3 +293,41 @@ def test_a_task_starting_an_execution_maps_the_parameters_and_result_casing(acco
     assert output["StartDate"].endswith("Z") and "T" in output["StartDate"]
     started = account.describe(output["ExecutionArn"])
     assert json.loads(started["input"]) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("parameters", "cause"),
+    [
+        (
+            {"TableName": "/conformance", "Item": {"id": {"S": "1"}}},
+            "1 validation error detected: Value '/conformance' at 'tableName' failed to satisfy constraint: "
+            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+        ),
+        (
+            {"TableName": "conformance-validation"},
+            "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null",
+        ),
+    ],
+)
+def test_dynamodb_task_validation_errors_are_dynamodbs_own(account: Account, parameters: dict, cause: str):
+    """AWS's recordings (LocalStack's error_handling/test_task_service_dynamodb.snapshot.json,
+    test_put_item_invalid_table_name and test_invalid_param): DynamoDB.AmazonDynamoDBException with
+    the ValidationException's message and "(Service: AmazonDynamoDBv2; Status Code: 400; Error Code:
+    ValidationException; ..." (moto: DynamoDB.ResourceNotFoundException, and a Python error)."""
+    account.client("dynamodb").create_table(
+        TableName="conformance-validation",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    definition = single_state(
+        {"Type": "Task", "Resource": "arn:aws:states:::dynamodb:putItem", "Parameters": parameters}
+    )
+
+    result = account.run(definition, {})
+
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "DynamoDB.AmazonDynamoDBException"
+    assert failed["cause"].startswith(
+        f"{cause} (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException; Request ID: "
+    )

@@ -113,6 +113,10 @@ def patches(
     from onceflow.local.engine import service_errors
 
     selected += service_errors.patches()
+    # DynamoDB's table-name and required-member validation, its unmodeled errors' name: dynamodb_validation.py.
+    from onceflow.local.engine import dynamodb_validation
+
+    selected += dynamodb_validation.patches()
     # Optimised SQS/SNS/DynamoDB results carry SdkHttpMetadata/SdkResponseMetadata: integration_metadata.py.
     from onceflow.local.engine import integration_metadata
 

@@ -479,14 +479,17 @@ def trace(
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
-    collected = collect_with_progress(sfn, stack.state_machine_arn)
+
+    def known(listed: list[dict[str, Any]]) -> None:  # told before any history is read
+        if execution is not None and not any(execution in (e["name"], e["executionArn"]) for e in listed):
+            examples = ", ".join(e["name"] for e in listed[-3:]) or "there are no executions yet"
+            raise typer.BadParameter(
+                f"{execution!r}: no such execution among the {len(listed)} of the state machine (e.g. {examples})",
+                param_hint="'--execution'",
+            )
+
+    collected = collect_with_progress(sfn, stack.state_machine_arn, check=known)
     results = collected.executions
-    if execution is not None and not any(execution in (r.name, r.arn) for r in results):
-        examples = ", ".join(r.name for r in results[-3:]) or "there are no executions yet"
-        raise typer.BadParameter(
-            f"{execution!r}: no such execution among the {len(results)} of the state machine (e.g. {examples})",
-            param_hint="'--execution'",
-        )
     from onceflow.ops.subscriber import outcomes
 
     subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it

@@ -75,10 +75,19 @@ def known_pruned(listed: list[dict[str, Any]], budget: int | None, margin: int =
 
 
 def collect(
-    sfn: Any, state_machine_arn: str, progress: Progress | None = None, readers: int = READERS, margin: int = MARGIN
+    sfn: Any,
+    state_machine_arn: str,
+    progress: Progress | None = None,
+    readers: int = READERS,
+    margin: int = MARGIN,
+    check: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> Collected:
+    """`check` sees the listing (ListExecutions' summaries, oldest first) before any history is read,
+    and may raise: a name the state machine has no execution of is told without reading them all."""
     budget = history_budget(sfn, state_machine_arn)
     listed = oldest_first(list_executions(sfn, state_machine_arn))
+    if check:
+        check(listed)
     if progress:
         progress(0, len(listed))
     pruned_for_sure = known_pruned(listed, budget, margin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -10,14 +11,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from onceflow.devtools.trace.collect import Collected, collect
 
 
-def collect_with_progress(sfn: Any, state_machine_arn: str) -> Collected:
+def collect_with_progress(
+    sfn: Any,
+    state_machine_arn: str,
+    check: Callable[[list[dict[str, Any]]], None] | None = None,
+    console: Console | None = None,
+) -> Collected:
     """collect(), with a bar on stderr (rich leaves it out when stderr is not a terminal)."""
     with Progress(
         TextColumn("reading executions"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console or Console(stderr=True),
         transient=True,
     ) as bar:
         task = bar.add_task("read", total=None)
@@ -25,7 +31,7 @@ def collect_with_progress(sfn: Any, state_machine_arn: str) -> Collected:
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return collect(sfn, state_machine_arn, progress=advance)
+        return collect(sfn, state_machine_arn, progress=advance, check=check)
 
 
 def pruned_line(pruned: int, total: int, budget: int | None) -> str:

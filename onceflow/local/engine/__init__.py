@@ -78,10 +78,10 @@ def patches(
     from onceflow.local.engine import context_object
 
     selected += context_object.patches(selected)
-    # The first state's input is the execution's input as the caller wrote it: input_text.py.
-    from onceflow.local.engine import input_text
+    # ExecutionStarted's input is the caller's text, not re-serialised: execution_input_text.py.
+    from onceflow.local.engine import execution_input_text
 
-    selected += input_text.patches(selected)
+    selected += execution_input_text.patches(selected)
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 

@@ -41,7 +41,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
     "onceflow.local.engine.context_object",
-    "onceflow.local.engine.input_text",
+    "onceflow.local.engine.execution_input_text",
     "onceflow.local.engine.execution_api",
     "onceflow.local.engine.state_machine_api",
     "onceflow.local.engine.versions",

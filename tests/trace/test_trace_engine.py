@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import re
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from onceflow.devtools.trace import collect_executions, write_trace
 from onceflow.devtools.trace.collect import collect
+from onceflow.devtools.trace.progress import collect_with_progress
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.engine.retention import Retention
 from onceflow.local.faults import sns_publish_failures
@@ -269,3 +272,16 @@ def test_a_check_of_the_listing_stops_before_any_history_is_read(run: Run) -> No
     with pytest.raises(LookupError):
         collect(sfn, run.stack.state_machine_arn, check=refuse)
     assert seen == [4] and asked == {}
+
+
+def test_reading_shows_a_progress_bar_on_a_terminal(run: Run) -> None:
+    """What `onceflow trace` draws on stderr while it reads (rich; left out when not a terminal)."""
+    terminal = io.StringIO()
+    collected = collect_with_progress(
+        run.stack.client("stepfunctions"),
+        run.stack.state_machine_arn,
+        console=Console(file=terminal, force_terminal=True, width=100),
+    )
+    drawn = terminal.getvalue()
+    assert len(collected.executions) == 4
+    assert "reading executions" in drawn and "4/4" in drawn

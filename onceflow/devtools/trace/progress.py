@@ -12,7 +12,10 @@ from onceflow.devtools.trace.collect import Collected, collect
 
 
 def collect_with_progress(
-    sfn: Any, state_machine_arn: str, check: Callable[[list[dict[str, Any]]], None] | None = None
+    sfn: Any,
+    state_machine_arn: str,
+    check: Callable[[list[dict[str, Any]]], None] | None = None,
+    console: Console | None = None,
 ) -> Collected:
     """collect(), with a bar on stderr (rich leaves it out when stderr is not a terminal)."""
     with Progress(
@@ -20,7 +23,7 @@ def collect_with_progress(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console or Console(stderr=True),
         transient=True,
     ) as bar:
         task = bar.add_task("read", total=None)

@@ -17,7 +17,8 @@ checks less or answers in its own words:
 The checks are the ones AWS's recordings show (LocalStack's test_sfn_api_validation.snapshot.json,
 test_sfn_api_express.snapshot.json (test_illegal_callbacks, test_illegal_activity_task),
 test_sfn_api.snapshot.json (test_create_delete_invalid_sm), scenarios/test_base_scenarios.snapshot.json
-(Wait timestamps, empty Parallel branches)), worded as recorded; a definition that passes them
+(Wait timestamps: RFC 3339 in shape and value, `{% %}` only in a JSONata state; empty Parallel
+branches)), worded as recorded; a definition that passes them
 is then parsed by moto's parser, whose refusal is reported as SCHEMA_VALIDATION_FAILED too.
 """
 
@@ -130,25 +131,23 @@ def refusal(definition: str, machine_type: str | None) -> str | None:
     return f"Invalid State Machine Definition: '{', '.join(str(d) for d in found)}'"
 
 
+def rfc3339(text: str) -> bool:
+    """An RFC 3339 date-time: the shape, and a real date and time (no month 13, no hour 25)."""
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text[:19])
+    except ValueError:
+        return False
+    return True
+
+
 def _states(container: dict[str, Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
     states = container.get("States")
     if isinstance(states, dict):
         for name, state in states.items():
             if isinstance(state, dict):
                 yield name, f"{path}/States/{name}", state
-
-
-def _is_rfc3339(text: str) -> bool:
-    """RFC 3339's date-time: its form, and a date and a time that exist (month 13 or hour 25 do not;
-    a leap second, :60, does)."""
-    if not _RFC3339.match(text):
-        return False
-    try:
-        datetime.datetime.strptime(text[:10], "%Y-%m-%d")
-    except ValueError:
-        return False
-    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
-    return hour < 24 and minute < 60 and second <= 60
 
 
 def _state_diagnostics(container: dict[str, Any], path: str, language: Any, express: bool) -> Iterator[Diagnostic]:
@@ -166,9 +165,8 @@ def _state_diagnostics(container: dict[str, Any], path: str, language: Any, expr
         if state_type == "Task":
             yield from _task_diagnostics(state, where, express)
         timestamp = state.get("Timestamp") if state_type == "Wait" else None
-        # `{% %}` is an expression only in a JSONata state; in a JSONPath one it is a string like any.
         jsonata = (state.get("QueryLanguage") or language) == "JSONata"
-        if isinstance(timestamp, str) and not (jsonata and timestamp.startswith("{%")) and not _is_rfc3339(timestamp):
+        if isinstance(timestamp, str) and not (jsonata and timestamp.startswith("{%")) and not rfc3339(timestamp):
             yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if state_type == "Parallel":
             branches = state.get("Branches")

@@ -70,12 +70,14 @@ def test_a_succeeded_execution_returns_its_output_and_billing(account):
 
 
 def test_a_failed_execution_returns_error_and_cause_and_no_output(account):
+    """AWS's recording (LocalStack's express/test_express_sync.snapshot.json, test_base
+    [BASE_RAISE_FAILURE]): error, cause, no output, but outputDetails {included: true} still."""
     machine = account.state_machine(FAILS, kind="EXPRESS")
 
     result = sfn(account).start_sync_execution(stateMachineArn=machine, input="{}")
 
     assert (result["status"], result["error"], result["cause"]) == ("FAILED", "Onceflow.DeadLettered", "sent away")
-    assert "output" not in result
+    assert "output" not in result and result["outputDetails"] == {"included": True}
     assert re.fullmatch(r"[0-9a-f-]{36}", result["name"])  # no name given: Step Functions makes one
 
 

@@ -116,11 +116,13 @@ def sync_output(execution: Execution) -> dict[str, Any]:
         "status": sync_status,
         "input": to_json_str(execution.input_data, separators=(",", ":")),
         "inputDetails": {"included": True},
+        # Also when the execution failed (no output): AWS's recording, LocalStack's
+        # express/test_express_sync.snapshot.json (test_base[BASE_RAISE_FAILURE]).
+        "outputDetails": {"included": True},
         "billingDetails": billing_details(execution),
     }
     if sync_status == "SUCCEEDED":
         output["output"] = to_json_str(execution.output, separators=(",", ":"))
-        output["outputDetails"] = {"included": True}
     if execution.error is not None:
         output["error"] = execution.error
     if execution.cause is not None:

@@ -180,7 +180,8 @@ def test_calling_a_non_function_is_an_evaluation_error(account: Account, call: s
 
 def test_step_functions_functions(account: Account):
     """AWS's "JSONata functions provided by Step Functions"; the $partition and $range values are
-    LocalStack's intrinsic_functions/test_array_jsonata recordings ($range's end is included)."""
+    LocalStack's intrinsic_functions/test_array_jsonata recordings ($range's end is included; a range
+    of one value is that value, not an array)."""
     definition = _jsonata(
         {
             "Functions": {
@@ -189,6 +190,7 @@ def test_step_functions_functions(account: Account):
                     "partition": "{% $partition([0, 1, 2, 3], 3) %}",
                     "range": "{% $range(0, 10, 3) %}",
                     "range_step": "{% $range(1, 9, 2) %}",
+                    "range_single": "{% $range(1, 9, 9) %}",
                     "hash": "{% $hash('input data', 'SHA-256') %}",
                     "md5": "{% $hash('input data', 'MD5') %}",
                     "seeded_twice": "{% $random(7) = $random(7) %}",
@@ -207,6 +209,7 @@ def test_step_functions_functions(account: Account):
     assert output["partition"] == [[0, 1, 2], [3]]
     assert output["range"] == [0, 3, 6, 9]
     assert output["range_step"] == [1, 3, 5, 7, 9]
+    assert output["range_single"] == 1  # a range of one value is the value
     assert output["hash"] == "b4a697a057313163aee33cd8d40c66e9f0f177e00cac2de32475ffff6169c3e3"
     assert output["md5"] == "812f45842bc6d66ee14572ce20db8e86"
     assert output["seeded_twice"] is True

@@ -66,7 +66,7 @@ def _partition(array: Any, size: Any) -> list[list[Any]]:
     return [items[start : start + size] for start in range(0, len(items), size)]
 
 
-def _range(start: Any, end: Any, step: Any = 1) -> list[Any]:
+def _range(start: Any, end: Any, step: Any = 1) -> Any:
     for value in (start, end, step):
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise FunctionArgumentError("The start, end and step arguments must be numbers.")
@@ -76,7 +76,9 @@ def _range(start: Any, end: Any, step: Any = 1) -> list[Any]:
     while (step > 0 and current <= end) or (step < 0 and current >= end):
         values.append(current)
         current += step
-    return values
+    # A range of one value is that value, as a JSONata sequence of one is (AWS's recording:
+    # LocalStack's intrinsic_functions/test_array_jsonata, test_array_range: $range(1, 9, 9) is 1).
+    return values[0] if len(values) == 1 else values
 
 
 _HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512"}

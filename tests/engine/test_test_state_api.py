@@ -278,6 +278,28 @@ def test_mocked_error_a_retrier_retries_is_retriable(account: Account) -> None:
         }
 
 
+def test_mocked_error_past_the_retries_of_its_retrier_names_that_retrier(account: Account) -> None:
+    """AWS's recording (LocalStack's test_state/test_state_configuration.snapshot.json,
+    test_state_configuration_retrier_retry_count, exceeds_tolerated_retry_count): status FAILED,
+    errorDetails {"retryIndex": 0} (the retrier whose attempts are used up; moto: no errorDetails)."""
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sns:publish",
+        "Parameters": {"TopicArn": TOPIC_ARN, "Message": "m"},
+        "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 2}],
+        "End": True,
+    }
+    response = test_state(
+        account,
+        state,
+        inspectionLevel="DEBUG",
+        mock={"errorOutput": {"error": "SNS.ThrottledException", "cause": "Rate exceeded"}},
+        stateConfiguration={"retrierRetryCount": 2},
+    )
+    assert response["status"] == "FAILED"
+    assert response["inspectionData"]["errorDetails"] == {"retryIndex": 0}
+
+
 def test_mocked_error_past_the_retries_is_caught(account: Account) -> None:
     response = test_state(
         account,

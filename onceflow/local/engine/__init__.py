@@ -97,6 +97,18 @@ def patches(
     selected += versions.patches(selected)
     selected += aliases.patches()
     selected += qualified_executions.patches(selected)
+    # Create/UpdateStateMachine refuse a loggingConfiguration AWS refuses: logging_configuration.py.
+    from onceflow.local.engine import logging_configuration
+
+    selected += logging_configuration.patches(selected)
+    # An execution logs its history events to the configured log group: execution_logs.py.
+    from onceflow.local.engine import execution_logs
+
+    selected += execution_logs.patches(selected)
+    # StartExecution of an Express machine answers an Express execution ARN: express_executions.py.
+    from onceflow.local.engine import express_executions
+
+    selected += express_executions.patches(selected)
     # List* / GetExecutionHistory refuse what the API model's constraints refuse: request_constraints.py.
     from onceflow.local.engine import request_constraints
 

@@ -77,6 +77,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_ListStateMachines.html",
         "test_list_state_machines_lists_by_name",
     ),
+    "Create/UpdateStateMachine refuse a loggingConfiguration without exactly one existing log group": (
+        f"{API}/API_LoggingConfiguration.html",
+        "test_logging_configuration_is_refused_as_aws_refuses_it",
+    ),
+    "A logged execution writes its history events to the log group; an Express one has an Express ARN": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html",
+        "test_a_logged_express_execution_writes_its_events_to_the_log_group",
+    ),
     "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
         CONTEXT,
         "test_context_object_start_time_and_redrive_count",
@@ -313,6 +321,21 @@ def test_validate_state_machine_definition_answers_aws_diagnostics(
             "STANDARD",
             "String does not match RFC3339 timestamp at /States/WaitUntil/Timestamp",
         ),
+        *(
+            (
+                single_state({"Type": "Wait", "Timestamp": text}, "WaitUntil"),
+                "STANDARD",
+                "String does not match RFC3339 timestamp at /States/WaitUntil/Timestamp",
+            )
+            # month 13, hour 25, and JSONata's braces in a JSONPath machine (only text there)
+            for text in ("2016-13-05T21:29:29Z", "2016-12-05T25:29:29Z", "{% '2016-03-14T01:59:00Z' %}")
+        ),
+        (
+            single_state({"Type": "Task", "Resource": "arn:aws:states:::dynamodb:query", "Parameters": {}}, "Query"),
+            "STANDARD",
+            "The resource provided arn:aws:states:::dynamodb:query is not recognized. The value is not a valid "
+            "resource ARN, or the resource is not available in this region. at /States/Query/Resource",
+        ),
     ],
 )
 def test_create_state_machine_refuses_with_the_diagnostic_in_aws_words(
@@ -320,7 +343,8 @@ def test_create_state_machine_refuses_with_the_diagnostic_in_aws_words(
 ):
     """AWS's recordings (LocalStack's test_sfn_api.snapshot.json, test_create_delete_invalid_sm;
     test_sfn_api_express.snapshot.json, test_illegal_callbacks; scenarios/test_base_scenarios.snapshot.json,
-    test_wait_timestamp_invalid): InvalidDefinition "Invalid State Machine Definition:
+    test_wait_timestamp_invalid: a month 13, an hour 25, and `{% %}` in a JSONPath machine too):
+    InvalidDefinition "Invalid State Machine Definition:
     'SCHEMA_VALIDATION_FAILED: <message> at <where>'" (moto alone accepted the EXPRESS machine, and
     worded the others as Python errors)."""
     with pytest.raises(ClientError) as refused:
@@ -432,3 +456,96 @@ def test_list_state_machines_lists_by_name(account: Account):
         "statemachine_12_x",
         "statemachine_1_x",
     ]
+
+
+def _logged_to(*arns: str, level: str = "ALL") -> dict:
+    return {"level": level, "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": arn}} for arn in arns]}
+
+
+def test_logging_configuration_is_refused_as_aws_refuses_it(account: Account):
+    """AWS's recordings (LocalStack's test_sfn_api_logs.snapshot.json, test_invalid_logging_configuration,
+    test_multiple_destinations, test_deleted_log_group, test_update_logging_configuration):
+    InvalidLoggingConfiguration "Invalid Logging Configuration: Must specify exactly one Log
+    Destination." for a level other than OFF without a destination, or two destinations; "...: Log
+    Destination not found." for a log group that was deleted; level OFF without one is accepted.
+    moto accepted all of them."""
+    sfn, logs = account.sfn, account.client("logs")
+    for name in ("kept", "other", "deleted"):
+        logs.create_log_group(logGroupName=name)
+    kept, other, deleted = (
+        logs.describe_log_groups(logGroupNamePrefix=n)["logGroups"][0]["arn"] for n in ("kept", "other", "deleted")
+    )
+    logs.delete_log_group(logGroupName="deleted")
+    exactly_one = "Invalid Logging Configuration: Must specify exactly one Log Destination."
+    not_found = "Invalid Logging Configuration: Log Destination not found."
+
+    def refused(call: str, configuration: dict, **request: str) -> tuple[str, str]:
+        with pytest.raises(ClientError) as error:
+            getattr(sfn, call)(loggingConfiguration=configuration, **request)
+        return error.value.response["Error"]["Code"], error.value.response["Error"]["Message"]
+
+    create = {"name": "logged", "definition": json.dumps(PASS), "roleArn": ROLE_ARN}
+    for level in ("ALL", "ERROR", "FATAL"):
+        assert refused("create_state_machine", {"level": level}, **create) == (
+            "InvalidLoggingConfiguration",
+            exactly_one,
+        )
+    assert refused("create_state_machine", _logged_to(kept, other), **create) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert refused("create_state_machine", _logged_to(deleted), **create) == ("InvalidLoggingConfiguration", not_found)
+    assert sfn.list_state_machines()["stateMachines"] == []
+
+    arn = sfn.create_state_machine(loggingConfiguration=_logged_to(kept), **create)["stateMachineArn"]
+    sfn.create_state_machine(
+        name="off", definition=json.dumps(PASS), roleArn=ROLE_ARN, loggingConfiguration={"level": "OFF"}
+    )
+    sfn.update_state_machine(stateMachineArn=arn, loggingConfiguration=_logged_to(kept, level="FATAL"))
+    assert refused("update_state_machine", _logged_to(kept, other), stateMachineArn=arn) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert refused("update_state_machine", {"level": "ALL"}, stateMachineArn=arn) == (
+        "InvalidLoggingConfiguration",
+        exactly_one,
+    )
+    assert sfn.describe_state_machine(stateMachineArn=arn)["loggingConfiguration"]["level"] == "FATAL"
+
+
+def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: Account):
+    """AWS's recording (LocalStack's express/test_express_async.snapshot.json, test_base
+    [BASE_PASS_RESULT]): an Express execution started asynchronously, with logging level ALL to a
+    log group, writes its history there, one JSON log event per history event; the last is
+    {id: "4", previous_event_id: "3", type: ExecutionSucceeded, details: {output, outputDetails},
+    execution_arn, redrive_count: "0"}; the execution's ARN is an Express one,
+    `...:express:<machine>:<name>:<id>`. moto logged nothing (no log stream was ever made) and gave
+    a Standard execution ARN."""
+    sfn, logs = account.sfn, account.client("logs")
+    logs.create_log_group(logGroupName="express-logs")
+    group = logs.describe_log_groups(logGroupNamePrefix="express-logs")["logGroups"][0]["arn"]
+    definition = {"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": {"Arg1": "argument1"}, "End": True}}}
+    arn = sfn.create_state_machine(
+        name="express-logged",
+        definition=json.dumps(definition),
+        roleArn=ROLE_ARN,
+        type="EXPRESS",
+        loggingConfiguration={**_logged_to(group), "includeExecutionData": True},
+    )["stateMachineArn"]
+    execution_arn = sfn.start_execution(stateMachineArn=arn, name="run-1", input="{}")["executionArn"]
+    assert re.fullmatch(arn.replace(":stateMachine:", ":express:") + r":run-1:[0-9a-f-]{36}", execution_arn)
+
+    events: list = []
+    for _ in range(200):  # the execution runs on its own thread; a bounded wait, no sleep
+        streams = logs.describe_log_streams(logGroupName="express-logs")["logStreams"]
+        if streams:
+            stream = streams[-1]["logStreamName"]
+            got = logs.get_log_events(logGroupName="express-logs", logStreamName=stream, startFromHead=True)
+            events = [json.loads(e["message"]) for e in got["events"]]
+            if events and events[-1]["type"] == "ExecutionSucceeded":
+                break
+    assert events and events[0]["type"] == "ExecutionStarted"
+    last = events[-1]
+    assert (last["type"], last["id"], last["previous_event_id"]) == ("ExecutionSucceeded", "4", "3")
+    assert last["execution_arn"] == execution_arn and last["redrive_count"] == "0"
+    assert json.loads(last["details"]["output"]) == {"Arg1": "argument1"}

@@ -53,6 +53,18 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         LONG_POLL,
         "test_sqs_long_poll_receives_a_message_sent_while_it_waits",
     ),
+    "A task calling Step Functions takes PascalCase parameters and answers PascalCase, dates as text": (
+        AWS_SDK,
+        "test_a_task_starting_an_execution_maps_the_parameters_and_result_casing",
+    ),
+    "dynamodb tasks: DynamoDB's ValidationException (table-name pattern, a required member missing)": (
+        DYNAMODB,
+        "test_dynamodb_task_validation_errors_are_dynamodbs_own",
+    ),
+    "Secrets Manager refuses a name outside its characters; the aws-sdk task: SecretsManagerException": (
+        "https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_CreateSecret.html",
+        "test_secret_names_outside_the_character_set_are_refused",
+    ),
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
         "test_aws_sdk_errors_are_named_after_the_service_id",
@@ -265,3 +277,85 @@ def test_sqs_long_poll_receives_a_message_sent_while_it_waits(account: Account, 
     poller.join(timeout=10)
 
     assert [message["Body"] for message in received.get("Messages", [])] == ["hello"]
+
+
+@pytest.mark.parametrize(
+    "resource", ["arn:aws:states:::aws-sdk:sfn:startExecution", "arn:aws:states:::states:startExecution"]
+)
+def test_a_task_starting_an_execution_maps_the_parameters_and_result_casing(account: Account, resource: str):
+    """AWS's recordings (LocalStack's services/test_aws_sdk_task_service.snapshot.json,
+    test_sfn_start_execution; services/test_sfn_task_service.snapshot.json,
+    test_start_execution_input_json): Parameters StateMachineArn/Input/Name start the target (the
+    API's own members are stateMachineArn/input/name), the aws-sdk result is {"ExecutionArn",
+    "StartDate"} with the date as ISO 8601 text (moto: States.Runtime "'StateMachineArn'")."""
+    target = account.state_machine(single_state({"Type": "Pass"}))
+    parameters = {"StateMachineArn": target, "Input": {"a": 1}, "Name": f"started-{uuid.uuid4().hex[:8]}"}
+
+    output = _task_result(account, resource, parameters)
+
+    assert output["ExecutionArn"].endswith(f":{parameters['Name']}")
+    assert output["StartDate"].endswith("Z") and "T" in output["StartDate"]
+    started = account.describe(output["ExecutionArn"])
+    assert json.loads(started["input"]) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("parameters", "cause"),
+    [
+        (
+            {"TableName": "/conformance", "Item": {"id": {"S": "1"}}},
+            "1 validation error detected: Value '/conformance' at 'tableName' failed to satisfy constraint: "
+            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+        ),
+        (
+            {"TableName": "conformance-validation"},
+            "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null",
+        ),
+    ],
+)
+def test_dynamodb_task_validation_errors_are_dynamodbs_own(account: Account, parameters: dict, cause: str):
+    """AWS's recordings (LocalStack's error_handling/test_task_service_dynamodb.snapshot.json,
+    test_put_item_invalid_table_name and test_invalid_param): DynamoDB.AmazonDynamoDBException with
+    the ValidationException's message and "(Service: AmazonDynamoDBv2; Status Code: 400; Error Code:
+    ValidationException; ..." (moto: DynamoDB.ResourceNotFoundException, and a Python error)."""
+    account.client("dynamodb").create_table(
+        TableName="conformance-validation",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    definition = single_state(
+        {"Type": "Task", "Resource": "arn:aws:states:::dynamodb:putItem", "Parameters": parameters}
+    )
+
+    result = account.run(definition, {})
+
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "DynamoDB.AmazonDynamoDBException"
+    assert failed["cause"].startswith(
+        f"{cause} (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException; Request ID: "
+    )
+
+
+def test_secret_names_outside_the_character_set_are_refused(account: Account):
+    """AWS's recording (LocalStack's error_handling/test_aws_sdk.snapshot.json,
+    test_invalid_secret_name): createSecret named "Invalid Name" fails with
+    SecretsManager.SecretsManagerException, cause "Invalid name. Must be a valid name containing
+    alphanumeric characters, or any of the following: -/_+=.@! (Service: SecretsManager, Status
+    Code: 400, Request ID: ...)" (moto created the secret)."""
+    definition = single_state(
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:secretsmanager:createSecret",
+            "Parameters": {"Name": "Invalid Name", "SecretString": "HelloWorld"},
+        }
+    )
+
+    result = account.run(definition, {})
+
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "SecretsManager.SecretsManagerException"
+    assert failed["cause"].startswith(
+        "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: "
+        "-/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
+    )

@@ -78,10 +78,10 @@ def patches(
     from onceflow.local.engine import context_object
 
     selected += context_object.patches(selected)
-    # The first state's input is the execution's input as the caller wrote it: input_text.py.
-    from onceflow.local.engine import input_text
+    # ExecutionStarted's input is the caller's text, not re-serialised: execution_input_text.py.
+    from onceflow.local.engine import execution_input_text
 
-    selected += input_text.patches(selected)
+    selected += execution_input_text.patches(selected)
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 
@@ -97,6 +97,18 @@ def patches(
     selected += versions.patches(selected)
     selected += aliases.patches()
     selected += qualified_executions.patches(selected)
+    # Create/UpdateStateMachine refuse a loggingConfiguration AWS refuses: logging_configuration.py.
+    from onceflow.local.engine import logging_configuration
+
+    selected += logging_configuration.patches(selected)
+    # An execution logs its history events to the configured log group: execution_logs.py.
+    from onceflow.local.engine import execution_logs
+
+    selected += execution_logs.patches(selected)
+    # StartExecution of an Express machine answers an Express execution ARN: express_executions.py.
+    from onceflow.local.engine import express_executions
+
+    selected += express_executions.patches(selected)
     # List* / GetExecutionHistory refuse what the API model's constraints refuse: request_constraints.py.
     from onceflow.local.engine import request_constraints
 
@@ -105,10 +117,22 @@ def patches(
     from onceflow.local.engine import definition_validation
 
     selected += definition_validation.patches()
+    # Task parameters and results in the casing of the service's API model: sdk_shapes.py.
+    from onceflow.local.engine import sdk_shapes
+
+    selected += sdk_shapes.patches()
     # A service's errors under its own error name (SQS.AmazonSQSException, ...): service_errors.py.
     from onceflow.local.engine import service_errors
 
     selected += service_errors.patches()
+    # DynamoDB's table-name and required-member validation, its unmodeled errors' name: dynamodb_validation.py.
+    from onceflow.local.engine import dynamodb_validation
+
+    selected += dynamodb_validation.patches()
+    # Secrets Manager refuses a secret name outside its character set: secret_names.py.
+    from onceflow.local.engine import secret_names
+
+    selected += secret_names.patches()
     # Optimised SQS/SNS/DynamoDB results carry SdkHttpMetadata/SdkResponseMetadata: integration_metadata.py.
     from onceflow.local.engine import integration_metadata
 

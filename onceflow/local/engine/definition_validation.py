@@ -17,12 +17,14 @@ checks less or answers in its own words:
 The checks are the ones AWS's recordings show (LocalStack's test_sfn_api_validation.snapshot.json,
 test_sfn_api_express.snapshot.json (test_illegal_callbacks, test_illegal_activity_task),
 test_sfn_api.snapshot.json (test_create_delete_invalid_sm), scenarios/test_base_scenarios.snapshot.json
-(Wait timestamps, empty Parallel branches)), worded as recorded; a definition that passes them
+(Wait timestamps: RFC 3339 in shape and value, `{% %}` only in a JSONata state; empty Parallel
+branches)), worded as recorded; a definition that passes them
 is then parsed by moto's parser, whose refusal is reported as SCHEMA_VALIDATION_FAILED too.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Iterator
@@ -41,6 +43,11 @@ from onceflow.local.engine.shape import Need, need
 Patch = tuple[Any, str, Any]
 SCHEMA = "SCHEMA_VALIDATION_FAILED"
 STATE_TYPES = ("Task", "Wait", "Pass", "Succeed", "Fail", "Choice", "Parallel", "Map")
+# The optimised DynamoDB integration's actions (https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html);
+# any other is refused as AWS refuses it (LocalStack's services/test_dynamodb_task_service.snapshot.json,
+# test_invalid_integration: dynamodb:query).
+DYNAMODB_ACTIONS = frozenset({"getItem", "putItem", "deleteItem", "updateItem"})
+_OPTIMISED_DYNAMODB = re.compile(r"arn:[^:]+:states:::dynamodb:([A-Za-z]+)$")
 # RFC 3339 date-time (Wait's Timestamp): date, "T", time, optional fraction, "Z" or an offset.
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
@@ -129,6 +136,17 @@ def refusal(definition: str, machine_type: str | None) -> str | None:
     return f"Invalid State Machine Definition: '{', '.join(str(d) for d in found)}'"
 
 
+def rfc3339(text: str) -> bool:
+    """An RFC 3339 date-time: the shape, and a real date and time (no month 13, no hour 25)."""
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text[:19])
+    except ValueError:
+        return False
+    return True
+
+
 def _states(container: dict[str, Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
     states = container.get("States")
     if isinstance(states, dict):
@@ -152,7 +170,8 @@ def _state_diagnostics(container: dict[str, Any], path: str, language: Any, expr
         if state_type == "Task":
             yield from _task_diagnostics(state, where, express)
         timestamp = state.get("Timestamp") if state_type == "Wait" else None
-        if isinstance(timestamp, str) and not timestamp.startswith("{%") and not _RFC3339.match(timestamp):
+        jsonata = (state.get("QueryLanguage") or language) == "JSONata"
+        if isinstance(timestamp, str) and not (jsonata and timestamp.startswith("{%")) and not rfc3339(timestamp):
             yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if state_type == "Parallel":
             branches = state.get("Branches")
@@ -172,6 +191,14 @@ def _task_diagnostics(state: dict[str, Any], where: str, express: bool) -> Itera
     credentials = state.get("Credentials")
     if isinstance(credentials, dict) and not any(key in credentials for key in ("RoleArn", "RoleArn.$")):
         yield Diagnostic(SCHEMA, "The field 'RoleArn' is required but was missing", f"{where}/Credentials")
+    optimised = _OPTIMISED_DYNAMODB.match(resource) if isinstance(resource, str) else None
+    if optimised and optimised.group(1) not in DYNAMODB_ACTIONS:
+        yield Diagnostic(
+            SCHEMA,
+            f"The resource provided {resource} is not recognized. The value is not a valid resource ARN, "
+            "or the resource is not available in this region.",
+            f"{where}/Resource",
+        )
     if not express or not isinstance(resource, str):
         return
     if resource.endswith(".waitForTaskToken"):

@@ -330,6 +330,12 @@ def test_validate_state_machine_definition_answers_aws_diagnostics(
             # month 13, hour 25, and JSONata's braces in a JSONPath machine (only text there)
             for text in ("2016-13-05T21:29:29Z", "2016-12-05T25:29:29Z", "{% '2016-03-14T01:59:00Z' %}")
         ),
+        (
+            single_state({"Type": "Task", "Resource": "arn:aws:states:::dynamodb:query", "Parameters": {}}, "Query"),
+            "STANDARD",
+            "The resource provided arn:aws:states:::dynamodb:query is not recognized. The value is not a valid "
+            "resource ARN, or the resource is not available in this region. at /States/Query/Resource",
+        ),
     ],
 )
 def test_create_state_machine_refuses_with_the_diagnostic_in_aws_words(

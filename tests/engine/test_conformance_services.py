@@ -61,6 +61,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         DYNAMODB,
         "test_dynamodb_task_validation_errors_are_dynamodbs_own",
     ),
+    "Secrets Manager refuses a name outside its characters; the aws-sdk task: SecretsManagerException": (
+        "https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_CreateSecret.html",
+        "test_secret_names_outside_the_character_set_are_refused",
+    ),
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
         "test_aws_sdk_errors_are_named_after_the_service_id",
@@ -330,4 +334,28 @@ def test_dynamodb_task_validation_errors_are_dynamodbs_own(account: Account, par
     assert failed["error"] == "DynamoDB.AmazonDynamoDBException"
     assert failed["cause"].startswith(
         f"{cause} (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException; Request ID: "
+    )
+
+
+def test_secret_names_outside_the_character_set_are_refused(account: Account):
+    """AWS's recording (LocalStack's error_handling/test_aws_sdk.snapshot.json,
+    test_invalid_secret_name): createSecret named "Invalid Name" fails with
+    SecretsManager.SecretsManagerException, cause "Invalid name. Must be a valid name containing
+    alphanumeric characters, or any of the following: -/_+=.@! (Service: SecretsManager, Status
+    Code: 400, Request ID: ...)" (moto created the secret)."""
+    definition = single_state(
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:secretsmanager:createSecret",
+            "Parameters": {"Name": "Invalid Name", "SecretString": "HelloWorld"},
+        }
+    )
+
+    result = account.run(definition, {})
+
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "SecretsManager.SecretsManagerException"
+    assert failed["cause"].startswith(
+        "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: "
+        "-/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
     )

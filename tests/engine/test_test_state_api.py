@@ -226,6 +226,32 @@ def test_context_object_of_the_request_is_the_one_the_state_sees(account: Accoun
     }
 
 
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"Execution": {"Id": 1}}, "Execution.Id must be a string"),
+        ({"Execution": {"pokemon": "squirtle"}}, "Field 'pokemon' is not allowed"),
+        ({"Pokedex": {}}, "Field 'Pokedex' is not allowed"),
+    ],
+)
+def test_context_object_fields_are_validated(account: Account, context: dict, message: str) -> None:
+    """AWS's recording (LocalStack's test_state/test_state_context_object.snapshot.json,
+    test_state_context_object_validation_failures): ValidationException "Invalid Context object
+    provided: <message>" for a field TestState does not know or of the wrong type (moto ran the state)."""
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sns:publish",
+        "Parameters": {"TopicArn": TOPIC_ARN},
+        "End": True,
+    }
+
+    code, text = error_of(
+        lambda: test_state(account, state, mock={"result": '{"MessageId":"m"}'}, context=json.dumps(context))
+    )
+
+    assert (code, text) == ("ValidationException", f"Invalid Context object provided: {message}")
+
+
 def test_context_without_a_mock_is_a_validation_error(account: Account) -> None:
     code, _ = error_of(lambda: test_state(account, {"Type": "Pass", "End": True}, context="{}"))
     assert code == "ValidationException"
@@ -250,6 +276,28 @@ def test_mocked_error_a_retrier_retries_is_retriable(account: Account) -> None:
             "retryIndex": 1,
             "retryBackoffIntervalSeconds": backoff,
         }
+
+
+def test_mocked_error_past_the_retries_of_its_retrier_names_that_retrier(account: Account) -> None:
+    """AWS's recording (LocalStack's test_state/test_state_configuration.snapshot.json,
+    test_state_configuration_retrier_retry_count, exceeds_tolerated_retry_count): status FAILED,
+    errorDetails {"retryIndex": 0} (the retrier whose attempts are used up; moto: no errorDetails)."""
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sns:publish",
+        "Parameters": {"TopicArn": TOPIC_ARN, "Message": "m"},
+        "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 2}],
+        "End": True,
+    }
+    response = test_state(
+        account,
+        state,
+        inspectionLevel="DEBUG",
+        mock={"errorOutput": {"error": "SNS.ThrottledException", "cause": "Rate exceeded"}},
+        stateConfiguration={"retrierRetryCount": 2},
+    )
+    assert response["status"] == "FAILED"
+    assert response["inspectionData"]["errorDetails"] == {"retryIndex": 0}
 
 
 def test_mocked_error_past_the_retries_is_caught(account: Account) -> None:

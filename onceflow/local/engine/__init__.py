@@ -129,6 +129,10 @@ def patches(
     from onceflow.local.engine import dynamodb_validation
 
     selected += dynamodb_validation.patches()
+    # Secrets Manager refuses a secret name outside its character set: secret_names.py.
+    from onceflow.local.engine import secret_names
+
+    selected += secret_names.patches()
     # Optimised SQS/SNS/DynamoDB results carry SdkHttpMetadata/SdkResponseMetadata: integration_metadata.py.
     from onceflow.local.engine import integration_metadata
 

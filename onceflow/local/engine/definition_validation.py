@@ -43,6 +43,11 @@ from onceflow.local.engine.shape import Need, need
 Patch = tuple[Any, str, Any]
 SCHEMA = "SCHEMA_VALIDATION_FAILED"
 STATE_TYPES = ("Task", "Wait", "Pass", "Succeed", "Fail", "Choice", "Parallel", "Map")
+# The optimised DynamoDB integration's actions (https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html);
+# any other is refused as AWS refuses it (LocalStack's services/test_dynamodb_task_service.snapshot.json,
+# test_invalid_integration: dynamodb:query).
+DYNAMODB_ACTIONS = frozenset({"getItem", "putItem", "deleteItem", "updateItem"})
+_OPTIMISED_DYNAMODB = re.compile(r"arn:[^:]+:states:::dynamodb:([A-Za-z]+)$")
 # RFC 3339 date-time (Wait's Timestamp): date, "T", time, optional fraction, "Z" or an offset.
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
@@ -186,6 +191,14 @@ def _task_diagnostics(state: dict[str, Any], where: str, express: bool) -> Itera
     credentials = state.get("Credentials")
     if isinstance(credentials, dict) and not any(key in credentials for key in ("RoleArn", "RoleArn.$")):
         yield Diagnostic(SCHEMA, "The field 'RoleArn' is required but was missing", f"{where}/Credentials")
+    optimised = _OPTIMISED_DYNAMODB.match(resource) if isinstance(resource, str) else None
+    if optimised and optimised.group(1) not in DYNAMODB_ACTIONS:
+        yield Diagnostic(
+            SCHEMA,
+            f"The resource provided {resource} is not recognized. The value is not a valid resource ARN, "
+            "or the resource is not available in this region.",
+            f"{where}/Resource",
+        )
     if not express or not isinstance(resource, str):
         return
     if resource.endswith(".waitForTaskToken"):

@@ -55,6 +55,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.sdk_shapes",
     "onceflow.local.engine.service_errors",
     "onceflow.local.engine.dynamodb_validation",
+    "onceflow.local.engine.secret_names",
     "onceflow.local.engine.integration_metadata",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.sqs_long_poll",

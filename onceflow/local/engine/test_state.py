@@ -295,6 +295,9 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
             index = _matching_index(env, state.retry.retriers, failure_event)
             if index is not None:
                 retrier = state.retry.retriers[index]
+                # The matching retrier is named even when its attempts are used up (AWS's recording:
+                # LocalStack's test_state/test_state_configuration.snapshot.json, exceeds_tolerated_retry_count).
+                outcome.error_details = {"retryIndex": index}
                 if request.retrier_retry_count < retrier.max_attempts.attempts:
                     outcome.status = RETRIABLE
                     outcome.error_details = {

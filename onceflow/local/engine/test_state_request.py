@@ -217,6 +217,37 @@ def _parse_mock(mock: dict[str, Any] | None, state_type: str, params: dict[str, 
     return _NO_MOCK_RESULT, {"error": error_output["error"], "cause": error_output.get("cause", "")}, mode
 
 
+# The Context object's fields TestState accepts and their types (strings unless named), as AWS
+# validates them (LocalStack's test_state/test_state_context_object.snapshot.json,
+# test_state_context_object_validation_failures); "Map" has its own message.
+CONTEXT_FIELDS: dict[str, dict[str, type | tuple[type, ...] | None]] = {
+    "Execution": {"Id": str, "Input": None, "Name": str, "RoleArn": str, "StartTime": str, "RedriveCount": int},
+    "State": {"EnteredTime": str, "Name": str, "RetryCount": int},
+    "StateMachine": {"Id": str, "Name": str},
+    "Task": {"Token": str},
+}
+_TYPE_WORDS = {str: "a string", int: "an integer"}
+
+
+def _check_context_fields(context: dict[str, Any]) -> None:
+    for section, values in context.items():
+        if section == "Map":
+            continue
+        fields = CONTEXT_FIELDS.get(section)
+        if fields is None:
+            raise ValidationException(f"Invalid Context object provided: Field '{section}' is not allowed")
+        if not isinstance(values, dict):
+            raise ValidationException(f"Invalid Context object provided: {section} must be an object")
+        for name, value in values.items():
+            if name not in fields:
+                raise ValidationException(f"Invalid Context object provided: Field '{name}' is not allowed")
+            expected = fields[name]
+            if expected is not None and (not isinstance(value, expected) or isinstance(value, bool)):
+                raise ValidationException(
+                    f"Invalid Context object provided: {section}.{name} must be {_TYPE_WORDS[expected]}"
+                )
+
+
 def _parse_context(text: str | None, mocked: bool) -> dict[str, Any] | None:
     if text is None:
         return None
@@ -225,6 +256,7 @@ def _parse_context(text: str | None, mocked: bool) -> dict[str, Any] | None:
     context = _json_param(text, None, ValidationException, "Context")
     if not isinstance(context, dict):
         raise ValidationException("Invalid Context object provided: the Context object must be a JSON object")
+    _check_context_fields(context)
     if "Map" in context:
         raise ValidationException(
             "Invalid Context object provided: 'Map' field is not supported when mocking a Context object"

@@ -12,7 +12,7 @@ import pytest
 from moto.cloudwatch.models import cloudwatch_backends
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.ops.executions import wait_for
+from onceflow.ops.executions import poll_until, wait_for
 from tests.engine.harness import Account
 
 pytestmark = pytest.mark.embedded_only(reason="the embedded engine's own CloudWatch data")
@@ -105,3 +105,12 @@ def test_what_is_kept_grows_with_the_minutes_not_with_the_executions(account: Ac
     minutes = {d.timestamp for d in data}
     assert len(data) <= 2 * len(minutes) <= 2 * 2, [(d.name, d.timestamp, d.sum) for d in data]
     assert sum(d.sum for d in data if d.name == "ExecutionsStarted") == 12
+
+
+def test_express_executions_are_counted_under_their_state_machine(account: Account) -> None:
+    """An Express execution's ARN is `...:express:Machine:name:id`; its metrics carry the machine's ARN."""
+    machine = account.state_machine(CHOICE, kind="EXPRESS")
+    account.sfn.start_execution(stateMachineArn=machine, input='{"ok": true}')
+    cloudwatch = account.client("cloudwatch")
+    names = ["ExecutionsStarted", "ExecutionsSucceeded"]
+    poll_until(lambda: _sums(cloudwatch, machine, names) == dict.fromkeys(names, 1), 30, "the Express metrics")

@@ -78,9 +78,13 @@ def moto_needs() -> list[Need]:
 
 
 def state_machine_arn(execution_arn: str) -> str:
-    """`arn:aws:states:r:a:execution:Machine:name` -> `arn:aws:states:r:a:stateMachine:Machine`."""
-    head, _, rest = execution_arn.partition(":execution:")
-    return f"{head}:stateMachine:{rest.rpartition(':')[0]}"
+    """`arn:aws:states:r:a:execution:Machine:name` (Standard) or `...:express:Machine:name:id`
+    (Express) -> `arn:aws:states:r:a:stateMachine:Machine`."""
+    for kind in (":execution:", ":express:"):
+        head, found, rest = execution_arn.partition(kind)
+        if found:
+            return f"{head}:stateMachine:{rest.split(':', 1)[0]}"
+    raise ValueError(f"not an execution ARN: {execution_arn}")
 
 
 def count(execution: Any, metric: str, now: datetime | None = None) -> None:

@@ -91,6 +91,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_history_of_an_aws_sdk_task_names_the_action_and_service",
     ),
     "StopExecution keeps its error and cause": (STOP, "test_stop_execution_keeps_error_and_cause"),
+    "A Distributed Map's MapStateExited links to its MapRunStarted": (
+        HISTORY,
+        "test_a_distributed_maps_exit_links_to_its_map_run_started",
+    ),
     "A state's StateEntered input is compact JSON, the caller's input text only in ExecutionStarted": (
         ENTERED,
         "test_states_carry_compact_json_and_execution_started_the_callers_text",
@@ -507,6 +511,35 @@ def test_states_carry_compact_json_and_execution_started_the_callers_text(accoun
     entered = [e["stateEnteredEventDetails"]["input"] for e in result.history if e["type"] == "PassStateEntered"]
     assert started == '["Hello",  "World"]'
     assert entered == ['["Hello","World"]', '["Hello","World"]']
+
+
+def test_a_distributed_maps_exit_links_to_its_map_run_started(account: Account):
+    """AWS's recordings since November 2024 (LocalStack's scenarios/test_base_scenarios.snapshot.json,
+    test_map_state_config_distributed_item_selector_parameters, 2024-11-15, and four more to
+    2025-10): MapRunStarted, MapRunSucceeded, MapStateSucceeded, then MapStateExited with the
+    MapRunStarted's id as its previousEventId (the recordings before link it to MapRunSucceeded,
+    as moto did). An inline Map is not affected: its MapStateExited follows MapStateSucceeded."""
+    processor = {"StartAt": "Each", "States": {"Each": {"Type": "Pass", "End": True}}}
+    definition = {
+        "StartAt": "Distributed",
+        "States": {
+            "Distributed": {
+                "Type": "Map",
+                "ItemProcessor": {**processor, "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}},
+                "Next": "Inline",
+            },
+            "Inline": {"Type": "Map", "ItemProcessor": processor, "End": True},
+        },
+    }
+    arn = account.start(account.state_machine(definition), [1, 2])
+
+    result = wait_for(account.sfn, arn, timeout=30)
+
+    by_id = {e["id"]: e for e in result.history}
+    exits = [e for e in result.history if e["type"] == "MapStateExited"]
+    assert [by_id[e["previousEventId"]]["type"] for e in exits] == ["MapRunStarted", "MapIterationSucceeded"]
+    run = [e["type"] for e in result.history if e["type"].startswith(("MapRun", "MapStateSucceeded"))]
+    assert run[:3] == ["MapRunStarted", "MapRunSucceeded", "MapStateSucceeded"]
 
 
 def test_stop_execution_keeps_error_and_cause(account: Account):

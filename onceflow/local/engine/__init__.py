@@ -82,6 +82,10 @@ def patches(
     from onceflow.local.engine import execution_input_text
 
     selected += execution_input_text.patches(selected)
+    # A Distributed Map's MapStateExited links to its MapRunStarted, as AWS records it: map_run_events.py.
+    from onceflow.local.engine import map_run_events
+
+    selected += map_run_events.patches(selected)
     # The execution APIs as AWS answers them (unnamed executions, ...): onceflow/local/engine/execution_api.py.
     from onceflow.local.engine import execution_api
 

@@ -42,6 +42,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.sync_execution",
     "onceflow.local.engine.context_object",
     "onceflow.local.engine.execution_input_text",
+    "onceflow.local.engine.map_run_events",
     "onceflow.local.engine.execution_api",
     "onceflow.local.engine.state_machine_api",
     "onceflow.local.engine.versions",

@@ -12,7 +12,6 @@ https://docs.aws.amazon.com/step-functions/latest/apireference/API_ExecutionStar
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -24,8 +23,9 @@ from onceflow.local.engine import current
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
-# The caller's text, from the moment the worker thread builds its environment to the ExecutionStarted
-# event it adds next (moto's `_execution_logic`: the module's only use of to_json_str).
+# The caller's text and the value moto parsed from it, from the moment the worker thread builds its
+# environment to the ExecutionStarted event it adds next (moto's `_execution_logic`: the module's
+# only use of to_json_str, given the execution's own parsed input).
 _pending = threading.local()
 
 
@@ -42,23 +42,17 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
 
     def _get_evaluation_environment(self: ExecutionWorker) -> Any:
         execution = getattr(self._execution_communication, "execution", None)
-        _pending.text = getattr(execution, "execution_input", None)
+        text = getattr(execution, "execution_input", None)
+        _pending.input = (text, execution.input_data) if isinstance(text, str) else None
         return original_environment(self)
 
     def to_json_str(obj: Any, separators: Any = None) -> str:
-        text = _pending.__dict__.pop("text", None)
-        if isinstance(text, str) and _same_value(text, obj):
-            return text
+        pending = _pending.__dict__.pop("input", None)
+        if pending is not None and obj is pending[1]:  # the execution's input itself, not re-parsed
+            return pending[0]
         return original_to_json_str(obj, separators)
 
     return [
         (ExecutionWorker, "_get_evaluation_environment", _get_evaluation_environment),
         (execution_worker, "to_json_str", to_json_str),
     ]
-
-
-def _same_value(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False

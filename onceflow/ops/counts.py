@@ -28,6 +28,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from onceflow_common.pending import INDEX_NAME as PENDING_INDEX
 from onceflow_common.pending import all_shards
 
 NAMESPACE = "AWS/States"
@@ -40,7 +41,6 @@ ENDED = {
 STARTED, REDRIVEN = "ExecutionsStarted", "ExecutionsRedriven"
 RETENTION = timedelta(days=455)  # CloudWatch keeps data points of one hour for 455 days
 PERIOD = 3600  # a multiple of 60, 300 and 3600: allowed however far back the window starts
-PENDING_INDEX = "pending-since"  # the template's sparse index (PENDING_INDEX_NAME of the reconciler)
 
 
 class CountsUnavailable(RuntimeError):

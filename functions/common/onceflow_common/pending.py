@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 
 SHARDS = 16
+INDEX_NAME = "pending-since"  # the sparse index's name in template.yaml (the reconciler's PENDING_INDEX_NAME)
 
 
 def shard_for(event_id: str) -> str:

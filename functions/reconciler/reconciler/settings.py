@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from onceflow_common import pending
+
 
 class ConfigurationError(RuntimeError):
     pass
@@ -54,7 +56,7 @@ class Settings:
             state_machine_arn=_required("STATE_MACHINE_ARN"),
             dead_letter_queue_url=_required("DEAD_LETTER_QUEUE_URL"),
             processed_events_table=_required("PROCESSED_EVENTS_TABLE"),
-            pending_index=os.environ.get("PENDING_INDEX_NAME") or "pending-since",
+            pending_index=os.environ.get("PENDING_INDEX_NAME") or pending.INDEX_NAME,
             reconciler_table=_required("RECONCILER_TABLE"),
             pending_threshold_seconds=_seconds("PENDING_THRESHOLD_SECONDS", 3600),
             lookback_seconds=_seconds("EXECUTION_LOOKBACK_SECONDS", 3600),

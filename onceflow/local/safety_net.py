@@ -283,8 +283,10 @@ class SafetyNet:
 
     def sweep(self) -> SweepReport:
         """Report every execution that ended since the last sweep, as Step Functions would."""
-        listed, horizon = self._since_horizon()
         report = SweepReport()
+        if self.stack.express:  # Step Functions sends status change events for Standard workflows only
+            return report
+        listed, horizon = self._since_horizon()
         for execution in [e for e in listed if self._is_new(e)]:
             described = self._sfn.describe_execution(executionArn=execution["executionArn"])
             report.changes.append(self._route(status_change_event(described)))

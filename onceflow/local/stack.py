@@ -89,6 +89,12 @@ class LocalStack:
         return self.source_queue_url.endswith(".fifo")
 
     @property
+    def express(self) -> bool:
+        """An EXPRESS state machine (StateMachineType): its executions are neither listed nor described,
+        and send no status change events."""
+        return self.starter_environment.get("STATE_MACHINE_TYPE") == "EXPRESS"  # template.yaml sets it
+
+    @property
     def scheduled_functions(self) -> list[LocalFunction]:
         """Functions that a schedule rule invokes (the reconciler)."""
         return [f for f in self.functions.values() if f.schedules]

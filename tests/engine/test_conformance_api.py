@@ -85,6 +85,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html",
         "test_a_logged_express_execution_writes_its_events_to_the_log_group",
     ),
+    "An Express execution is not listed, described, stopped or read (StateMachineTypeNotSupported, InvalidArn)": (
+        f"{API}/API_ListExecutions.html",
+        "test_express_executions_are_not_listed_described_stopped_or_read",
+    ),
     "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
         CONTEXT,
         "test_context_object_start_time_and_redrive_count",
@@ -549,3 +553,32 @@ def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: 
     assert (last["type"], last["id"], last["previous_event_id"]) == ("ExecutionSucceeded", "4", "3")
     assert last["execution_arn"] == execution_arn and last["redrive_count"] == "0"
     assert json.loads(last["details"]["output"]) == {"Arg1": "argument1"}
+
+
+def test_express_executions_are_not_listed_described_stopped_or_read(account: Account):
+    """AWS's recording (LocalStack's test_sfn_api_express.snapshot.json,
+    test_start_async_describe_history_execution) and the API reference ("This API action is not
+    supported by EXPRESS state machines": API_ListExecutions, API_GetExecutionHistory,
+    API_StopExecution, API_DescribeExecution): ListExecutions of an Express machine is
+    StateMachineTypeNotSupported; DescribeExecution, StopExecution and GetExecutionHistory of an
+    Express execution are InvalidArn. moto listed, described and read it as a Standard one."""
+    sfn = account.sfn
+    definition = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    arn = sfn.create_state_machine(
+        name="express-unlisted", definition=json.dumps(definition), roleArn=ROLE_ARN, type="EXPRESS"
+    )["stateMachineArn"]
+    execution_arn = sfn.start_execution(stateMachineArn=arn, input="{}")["executionArn"]
+
+    with pytest.raises(ClientError) as listed:
+        sfn.list_executions(stateMachineArn=arn)
+    assert listed.value.response["Error"] == {
+        "Code": "StateMachineTypeNotSupported",
+        "Message": "This operation is not supported by this type of state machine",
+    }
+    for call in (sfn.describe_execution, sfn.stop_execution, sfn.get_execution_history):
+        with pytest.raises(ClientError) as refused:
+            call(executionArn=execution_arn)
+        assert refused.value.response["Error"] == {
+            "Code": "InvalidArn",
+            "Message": "Invalid Arn: 'Resource type not valid in this context: express'",
+        }, call

@@ -279,8 +279,7 @@ def test_express_execution_is_not_redrivable(account: Account) -> None:
     machine_arn = account.state_machine(
         {"StartAt": "Boom", "States": {"Boom": {"Type": "Fail", "Error": "E"}}}, kind="EXPRESS"
     )
-    arn = account.start(machine_arn)
-    poll_until(lambda: account.describe(arn)["status"] == "FAILED", 10, "the express execution to fail")
+    arn = account.start(machine_arn)  # not described: AWS refuses DescribeExecution of an Express execution
     message = not_redrivable(lambda: account.sfn.redrive_execution(executionArn=arn))
     assert "EXPRESS" in message
 

@@ -159,6 +159,22 @@ def test_list_executions_counts_redrives_and_filters_on_them(account: Account, f
     assert names("NOT_REDRIVEN") == [other.arn]
 
 
+def test_a_status_filter_follows_a_redriven_execution(account: Account, failed_publish: ExecutionResult) -> None:
+    """ListExecutions' statusFilter answers the status the execution has now: a redriven execution
+    is no longer FAILED (it runs, then succeeds), however the list was filtered before."""
+    machine_arn = account.describe(failed_publish.arn)["stateMachineArn"]
+
+    def arns(status: str) -> list[str]:
+        page = account.sfn.list_executions(stateMachineArn=machine_arn, statusFilter=status)
+        return [e["executionArn"] for e in page["executions"]]
+
+    assert (arns("FAILED"), arns("SUCCEEDED")) == ([failed_publish.arn], [])
+    account.client("sns").create_topic(Name=TOPIC)
+    account.sfn.redrive_execution(executionArn=failed_publish.arn)
+    wait_for(account.sfn, failed_publish.arn, timeout=30)
+    assert (arns("FAILED"), arns("SUCCEEDED")) == ([], [failed_publish.arn])
+
+
 def test_each_redrive_counts_and_appends_one_redriven_event(account: Account, failed_publish: ExecutionResult) -> None:
     for expected_count in (1, 2):
         account.sfn.redrive_execution(executionArn=failed_publish.arn)

@@ -17,6 +17,7 @@ from moto.dynamodb.models.table import Table
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.engine import execution_index
 from tests.local.test_engine_speedups import counting, run_orders
 from tests.support import execution_input, order
 
@@ -74,6 +75,29 @@ def test_executions_are_listed_newest_first_page_by_page(stack):
     succeeded = sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="SUCCEEDED")
     assert [e["name"] for e in succeeded["executions"]] == [e["name"] for e in listed]
     assert sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="FAILED")["executions"] == []
+
+
+def test_a_status_filter_reads_the_executions_still_running_not_every_execution(stack):
+    """ListExecutions with statusFilter (the reconciler lists FAILED, TIMED_OUT and ABORTED on every
+    run, `onceflow start` and long_run.py list RUNNING): moto tests every execution's status for it.
+    An execution that has ended is not read again; the answers are those of the filter."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "filtered", 4)
+    executions = _executions_counted(stack)
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    state_machine = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn)
+
+    def names(status: str) -> list[str]:
+        listed = sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter=status)["executions"]
+        return [e["name"] for e in listed if e["name"].startswith("filtered-")]
+
+    assert names("SUCCEEDED") == [f"filtered-{i}" for i in reversed(range(4))]
+    assert executions.walks == 0
+    looked_at = execution_index.index_of(state_machine).looked_at
+    for status in ("RUNNING", "FAILED", "TIMED_OUT", "ABORTED", "SUCCEEDED"):
+        assert names(status) == ([f"filtered-{i}" for i in reversed(range(4))] if status == "SUCCEEDED" else [])
+    assert executions.walks == 0
+    assert execution_index.index_of(state_machine).looked_at == looked_at  # nothing runs: nothing read again
 
 
 @pytest.fixture

@@ -6,7 +6,10 @@ by name, and ListExecutions sorts the whole list again for every page. A local r
 events pays for all of them on every call: the cost of an event grew with the number that ran
 before it (issue 21). Here each state machine gets an index by ARN and by name, brought up to date
 from the list's new tail on each lookup (moto only ever appends to it), and ListExecutions reuses
-the list's own order when it is already the order moto would sort it into.
+the list's own order when it is already the order moto would sort it into. A statusFilter tests
+every execution's status in moto; here it reads the executions that may still change status and
+keeps those that have ended in a list per status (the reconciler lists FAILED, TIMED_OUT and
+ABORTED on every run, and `onceflow start`'s clients list RUNNING).
 
 Answers are moto's own: the first execution of a name or an ARN wins, as moto's walk finds it, and
 an execution is listed newest first exactly as `sorted(..., reverse=True)` orders it.
@@ -14,17 +17,24 @@ an execution is listed newest first exactly as `sorted(..., reverse=True)` order
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 from moto.stepfunctions import models as sfn_models
 from moto.stepfunctions.exceptions import ExecutionAlreadyExists, ExecutionDoesNotExist
 from moto.stepfunctions.parser.api import ExecutionStatus
+from moto.stepfunctions.parser.backend import execution as sfn_parser_execution
 from moto.stepfunctions.utils import PAGINATION_MODEL
 from moto.utilities.paginator import paginate
 
 Patch = tuple[Any, str, Any]
 _ATTRIBUTE = "_onceflow_execution_index"
 _STATUSES = {status.value: status for status in ExecutionStatus}
+# A status an execution keeps unless it is redriven (redrive_execution.py; the index notices, below).
+_REDRIVES = [0]  # RedriveExecutions so far (the wrapper in `patches`): ended executions ran again
+_ENDED = frozenset(
+    {ExecutionStatus.SUCCEEDED, ExecutionStatus.FAILED, ExecutionStatus.TIMED_OUT, ExecutionStatus.ABORTED}
+)
 
 
 def moto_needs() -> list[Any]:
@@ -41,11 +51,20 @@ def moto_needs() -> list[Any]:
         need(sfn_models.StepFunctionBackend, "describe_state_machine", "arn"),
         need(sfn_models, "utcnow"),
         need(sfn_models, "ResourceNotFound"),
+        need(sfn_parser_execution.Execution, "__init__", "name"),  # exec_status: an ExecutionStatus or None
     ]
 
 
 class _Index:
-    """One state machine's executions by ARN and by name, as of the first `seen` of its list."""
+    """One state machine's executions by ARN and by name, and by status, as of the first `seen` of its list.
+
+    By status: the executions that may still change status (`live`, in list order) are looked at
+    again on each filtered list; one that has ended moves to its status's list (`ended`, in list
+    order) and is not looked at again, so a filtered ListExecutions costs the executions still
+    running, not every execution ever (the reconciler lists FAILED, TIMED_OUT and ABORTED on
+    every run: issue 21). A redriven execution leaves FAILED, TIMED_OUT or ABORTED: its status
+    lists are then built again (RedriveExecution counts its redrives in `_REDRIVES`).
+    """
 
     def __init__(self, executions: list[Any]):
         self.executions = executions
@@ -54,6 +73,10 @@ class _Index:
         self.by_name: dict[str, Any] = {}
         self.ascending = True  # start dates strictly increasing along the list so far
         self._last_start: Any = None
+        self.live: dict[int, Any] = {}  # position in the list -> execution whose status may change
+        self.ended: dict[Any, tuple[list[int], list[Any]]] = {}  # status -> (positions, executions)
+        self.looked_at = 0  # executions whose status a filtered list read (what a cost test counts)
+        self.redrives = _REDRIVES[0]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> None:
         # moto deep-copies a state machine for each execution it starts (a snapshot of its
@@ -62,15 +85,44 @@ class _Index:
 
     def sync(self) -> _Index:
         executions = self.executions
-        for execution in executions[self.seen :]:
+        for position in range(self.seen, len(executions)):
+            execution = executions[position]
             self.by_arn.setdefault(execution.execution_arn, execution)
             self.by_name.setdefault(execution.name, execution)
+            self.live[position] = execution
             start = execution.start_date
             if self._last_start is not None and not start > self._last_start:
                 self.ascending = False
             self._last_start = start
         self.seen = len(executions)
         return self
+
+    def _settle(self) -> None:
+        """Move the live executions that have ended to their status's list."""
+        settled = []
+        for position, execution in self.live.items():
+            self.looked_at += 1
+            status = execution.exec_status
+            if status in _ENDED:
+                positions, ended = self.ended.setdefault(status, ([], []))
+                at = bisect_right(positions, position)
+                positions.insert(at, position)
+                ended.insert(at, execution)
+                settled.append(position)
+        for position in settled:
+            del self.live[position]
+
+    def with_status(self, wanted: Any) -> list[Any] | None:
+        """This state machine's executions whose status is `wanted` now, in list order; None: the
+        executions are not the parser's (no `exec_status`), the caller filters them itself."""
+        if self.executions[-1:] and not hasattr(self.executions[-1], "exec_status"):
+            return None
+        if self.redrives != _REDRIVES[0]:  # an ended execution may be running again: sort them again
+            self.live, self.ended, self.redrives = dict(enumerate(self.executions[: self.seen])), {}, _REDRIVES[0]
+        self._settle()
+        if wanted in _ENDED:
+            return list(self.ended.get(wanted, ([], []))[1])
+        return [e for e in self.live.values() if e.exec_status is wanted]
 
 
 def index_of(state_machine: Any) -> _Index:
@@ -126,12 +178,8 @@ def list_executions(self: Any, state_machine_arn: str, status_filter: str | None
     executions = state_machine.executions
     if status_filter:
         wanted = _STATUSES.get(status_filter)
-        if wanted is not None and all(hasattr(e, "exec_status") for e in executions[-1:]):
-            # The parser's executions: compare the enum member, not the `status` property (an Enum
-            # value lookup per execution was most of a filtered call's cost).
-            executions = [e for e in executions if e.exec_status is wanted]
-        else:
-            executions = [e for e in executions if e.status == status_filter]
+        indexed = index.with_status(wanted) if wanted is not None else None  # in list order, as filtered
+        executions = indexed if indexed is not None else [e for e in executions if e.status == status_filter]
     if index.ascending:
         # Strictly increasing start dates: newest first is the list reversed (no ties to keep in order).
         return executions[::-1]
@@ -139,7 +187,18 @@ def list_executions(self: Any, state_machine_arn: str, status_filter: str | None
 
 
 def patches() -> list[Patch]:
+    from onceflow.local.engine import redrive_execution
+
+    original_redrive = redrive_execution.redrive
+
+    def redrive(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original_redrive(*args, **kwargs)
+        finally:
+            _REDRIVES[0] += 1  # counted even when refused: a cheap rebuild, never a stale list
+
     return [
+        (redrive_execution, "redrive", redrive),
         (sfn_models.StateMachine, "_handle_name_input_idempotency", _handle_name_input_idempotency),
         (sfn_models.StateMachine, "stop_execution", _state_machine_stop_execution),
         (sfn_models.StepFunctionBackend, "describe_execution", _describe_execution),

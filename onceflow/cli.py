@@ -387,6 +387,12 @@ def status(
     if report.subscriber_queues is not None:
         summary.add_row("subscriber", report.subscriber_queues)
     console.print(summary)
+    if report.executions.running is None:
+        console.print(
+            "EXPRESS: AWS keeps no list or history of Express executions; the state machine's log group "
+            "and the starter's logs have them (`onceflow logs`).",
+            highlight=False,
+        )
     if report.latest:
         shown = Table(title=f"Latest {len(report.latest)} of {report.execution_count} executions, oldest first")
         subscriber = report.subscriber
@@ -478,7 +484,13 @@ def trace(
 
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
-    definition = json.loads(sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["definition"])
+    machine = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
+    if machine["type"] == "EXPRESS":  # API_ListExecutions: StateMachineTypeNotSupported
+        raise CommandError(
+            f"{stack.stack_name} runs an EXPRESS state machine: AWS keeps no list or history of its executions "
+            "to trace; its logs have them (`onceflow logs`)"
+        )
+    definition = json.loads(machine["definition"])
 
     def known(listed: list[dict[str, Any]]) -> None:  # told before any history is read
         if execution is not None and not any(execution in (e["name"], e["executionArn"]) for e in listed):

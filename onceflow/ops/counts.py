@@ -51,7 +51,7 @@ class CountsUnavailable(RuntimeError):
 class ExecutionCounts:
     started: int
     ended: Counter[str]  # SUCCEEDED, FAILED, ABORTED, TIMED_OUT: how many ends of each (a redrive ends again)
-    running: int  # listed now: exact
+    running: int | None  # listed now: exact; None for EXPRESS, whose executions AWS does not list
     redriven: int
     since: datetime
     exact: bool  # the local stack publishes every metric at once; AWS at best effort, late
@@ -73,6 +73,8 @@ class ExecutionCounts:
             where += ", best effort: a minute or more behind"
         if self.redriven:
             where += f"; {self.redriven} redriven, each ending counted again"
+        if self.running is None:
+            return where + "; EXPRESS: running executions are not listed (API_ListExecutions)"
         return where + "; running: listed now"
 
 
@@ -100,7 +102,8 @@ def execution_counts(
     cloudwatch: Any, sfn: Any, state_machine_arn: str, exact: bool, now: datetime | None = None
 ) -> ExecutionCounts:
     now = now or datetime.now(UTC)
-    created = sfn.describe_state_machine(stateMachineArn=state_machine_arn)["creationDate"]
+    machine = sfn.describe_state_machine(stateMachineArn=state_machine_arn)
+    created = machine["creationDate"]
     since = max(created.astimezone(UTC), now - RETENTION + timedelta(hours=1)).replace(
         minute=0, second=0, microsecond=0
     )
@@ -137,20 +140,21 @@ def execution_counts(
         if not page.get("NextToken"):
             break
         request["NextToken"] = page["NextToken"]
-    running = 0
-    pages = sfn.get_paginator("list_executions").paginate(
-        stateMachineArn=state_machine_arn, statusFilter="RUNNING", PaginationConfig={"PageSize": 1000}
-    )
-    for listed in pages:
-        running += len(listed["executions"])
     return ExecutionCounts(
         started=round(sums[STARTED]),
         ended=Counter({status: round(sums[name]) for status, name in ENDED.items()}),
-        running=running,
+        running=None if machine.get("type") == "EXPRESS" else _running(sfn, state_machine_arn),
         redriven=round(sums[REDRIVEN]),
         since=since,
         exact=exact,
     )
+
+
+def _running(sfn: Any, state_machine_arn: str) -> int:
+    pages = sfn.get_paginator("list_executions").paginate(
+        stateMachineArn=state_machine_arn, statusFilter="RUNNING", PaginationConfig={"PageSize": 1000}
+    )
+    return sum(len(listed["executions"]) for listed in pages)
 
 
 def event_counts(

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from onceflow.ops.counts import EventCounts, ExecutionCounts, event_counts, execution_counts
 from onceflow.ops.executions import LIST_PAGE_SIZE, history, history_budget, oldest_first
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
@@ -123,7 +125,12 @@ def latest_executions(sfn: Any, state_machine_arn: str, last: int) -> list[dict[
     executions: list[dict[str, Any]] = []
     request: dict[str, Any] = {"stateMachineArn": state_machine_arn}
     while len(executions) < last:
-        page = sfn.list_executions(**request, maxResults=min(LIST_PAGE_SIZE, last - len(executions)))
+        try:
+            page = sfn.list_executions(**request, maxResults=min(LIST_PAGE_SIZE, last - len(executions)))
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "StateMachineTypeNotSupported":
+                return []  # EXPRESS: AWS lists no execution of it
+            raise
         executions.extend(page["executions"])
         if not page.get("nextToken"):
             break

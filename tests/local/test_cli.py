@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from onceflow.cli import app
 from onceflow.local.embedded import free_port
+from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import poll_until
 from onceflow.ops.logs import follow, read_lines
 from onceflow.ops.observe import scan
@@ -589,3 +590,16 @@ def test_redrive_refuses_a_skip_error_nothing_has_and_moves_nothing(started: Sta
     assert "Onceflow.InvalidMessage" in line and line.endswith("); nothing was moved")
     still = _invoke("redrive", "--endpoint", started.endpoint, "--dry-run", "--skip-error", "Onceflow.PayloadConflict")
     assert re.search(r"would move [1-9]", still), "a pipeline error absent from the queue is accepted"
+
+
+@pytest.mark.parametrize("mode", ["EXPRESS"])
+def test_status_and_trace_of_an_express_stack_say_what_aws_does_not_list(stack: LocalStack) -> None:
+    """AWS lists no Express execution and keeps no history of one (API_ListExecutions:
+    StateMachineTypeNotSupported): status says so and exits 0; trace, with nothing to draw, says why
+    on one line and exits 1 (before: a StateMachineTypeNotSupported traceback from both)."""
+    where = ["--endpoint", stack.endpoint_url, "--stack-name", stack.stack_name]
+    shown = _console("status", *where)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "EXPRESS: AWS keeps no list or history of Express executions" in shown.stdout
+    line = _one_line(_console("trace", *where), 1)
+    assert "runs an EXPRESS state machine: AWS keeps no list or history of its executions" in line

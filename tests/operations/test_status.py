@@ -16,6 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import LocalStack
 from onceflow.ops.counts import CountsUnavailable, EventCounts, ExecutionCounts, execution_counts
 from onceflow.ops.executions import history, list_executions, oldest_first, wait_for
@@ -172,3 +173,25 @@ def test_on_aws_the_lines_say_which_counts_are_approximate() -> None:
         "(DynamoDB's ItemCount, refreshed about every 6 hours), the rest sent"
     )
     assert EventCounts(recorded=100, pending=3, exact=True).line() == "100 recorded: 3 pending, 97 sent"
+
+
+@pytest.mark.parametrize("mode", ["EXPRESS"])
+def test_status_of_an_express_stack_counts_without_listing_executions(
+    stack: LocalStack, embedded_aws: EmbeddedAws
+) -> None:
+    """AWS refuses ListExecutions of an Express machine (API_ListExecutions:
+    StateMachineTypeNotSupported) and keeps no history of its executions: status counts them from
+    the metrics, lists none and says so, instead of failing on the refused call."""
+    pipeline = LocalPipeline(embedded_aws, stack)
+    pipeline.send([order(f"order-x{i}") for i in range(3)])
+    pipeline.process()
+    resources = find_stack(Target(stack.endpoint_url), stack.stack_name)
+    with requests_made(resources) as made:
+        report = read_status(resources, last=5)
+    listed = [params for name, params in made if name == "ListExecutions"]
+    assert len(listed) == 1 and "statusFilter" not in listed[0]  # the latest page, refused; no RUNNING list
+    assert "GetExecutionHistory" not in {name for name, _ in made}
+    assert report.latest == []
+    assert report.executions.running is None
+    assert report.execution_count == 3 and report.executions.statuses == Counter({"SUCCEEDED": 3})
+    assert report.executions_line().endswith("EXPRESS: running executions are not listed (API_ListExecutions))")

@@ -10,8 +10,9 @@ fifth of the messages (a rate that falls as the run grows shows there).
 `--before` runs each size again with ONCEFLOW_SPEEDUPS_OFF naming the speed-ups that keep the cost
 per event flat (LONG_RUN_SPEEDUPS below): the engine as it was before issue 21 on those points.
 The server's CPU and RSS are read from /proc (Linux): user + system time of the `onceflow start`
-process, measured from when its stack is deployed, and its VmHWM. Targets (issue 21): the
-20,000-order rate at least 0.9x the 1,000-order one, RSS flat and under 600 MB at 20,000.
+process, measured from when its stack is deployed, and its VmHWM; after each run, its CPU while idle
+(the executions done, nothing sent). Targets (issue 21): the 20,000-order rate at least 0.9x the
+1,000-order one, RSS flat and under 600 MB at 20,000, idle CPU near zero.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The speed-ups issue 21 added (onceflow.local.engine.speedups): what `--before` switches off.
 LONG_RUN_SPEEDUPS = ("execution_index", "index_query")
 DUPLICATES = 0.2
+IDLE_SETTLE_SECONDS = 5  # after the run, before the idle CPU is read
+IDLE_SECONDS = 10
 
 
 @dataclass
@@ -48,6 +51,7 @@ class RunResult:
     first_fifth_rate: float
     last_fifth_rate: float
     rows: int
+    idle_cpu_percent: float
     samples: list[tuple[float, int]] = field(default_factory=list, repr=False)
 
     @property
@@ -194,6 +198,11 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 raise SystemExit(f"onceflow send failed: {sender.stdout.read() if sender.stdout else ''}")
             seconds = time.monotonic() - began
             cpu = _cpu_seconds(server.pid) - cpu_began
+            # Idle: what `onceflow start` costs once the run is over (its loop, sweeps and event source).
+            time.sleep(IDLE_SETTLE_SECONDS)
+            idle_began = _cpu_seconds(server.pid)
+            time.sleep(IDLE_SECONDS)
+            idle = (_cpu_seconds(server.pid) - idle_began) / IDLE_SECONDS * 100
             stop_sampling.set()
             sampler.join()
             rss_now = _memory_mb(server.pid, "VmRSS")
@@ -212,7 +221,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 server.kill()
                 server.wait()
     first, last = _fifth_rates(samples, messages)
-    return RunResult(mode, orders, messages, seconds, cpu, peak_rss, rss_now, first, last, rows, samples)
+    return RunResult(mode, orders, messages, seconds, cpu, peak_rss, rss_now, first, last, rows, idle, samples)
 
 
 def main() -> None:
@@ -228,7 +237,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(load)}; commit {commit.stdout.strip()}; duplicates {DUPLICATES}")
     header = (
         f"{'mode':<8}{'orders':>7}{'msgs':>7}{'wall s':>8}{'msg/s':>7}{'first':>7}{'last':>7}"
-        f"{'CPU s':>8}{'CPU ms/msg':>11}{'peak RSS MB':>12}{'RSS end':>8}{'rows':>7}"
+        f"{'CPU s':>8}{'CPU ms/msg':>11}{'peak RSS MB':>12}{'RSS end':>8}{'rows':>7}{'idle %':>7}"
     )
     print(header, flush=True)
     runs: list[tuple[str, int]] = [("after", size) for size in args.sizes]
@@ -241,14 +250,15 @@ def main() -> None:
         print(
             f"{r.mode:<8}{r.orders:>7}{r.messages:>7}{r.seconds:>8.1f}{r.rate:>7.1f}{r.first_fifth_rate:>7.1f}"
             f"{r.last_fifth_rate:>7.1f}{r.cpu_seconds:>8.1f}{r.cpu_ms_per_message:>11.1f}{r.peak_rss_mb:>12.0f}"
-            f"{r.rss_at_end_mb:>8.0f}{r.rows:>7}",
+            f"{r.rss_at_end_mb:>8.0f}{r.rows:>7}{r.idle_cpu_percent:>7.1f}",
             flush=True,
         )
         if r.rows != r.orders:
             print(f"  !! {r.rows} business rows for {r.orders} orders: the run is wrong")
     print(f"load average at end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print("msg/s: messages (orders and their resends) per wall second; first/last: while the first and the")
-    print("last fifth of the messages were handled; CPU: the `onceflow start` process only.")
+    print("last fifth of the messages were handled; CPU: the `onceflow start` process only; idle %: its CPU")
+    print(f"over {IDLE_SECONDS} s once the run is over, in % of one core.")
     for mode in ("after", "before"):
         sized = sorted((size, r) for (m, size), r in results.items() if m == mode)
         if len(sized) > 1:

@@ -15,6 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.dynamodb.models.table import Table
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+from moto.utilities.paginator import Paginator
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.engine import execution_index
@@ -75,6 +76,23 @@ def test_executions_are_listed_newest_first_page_by_page(stack):
     succeeded = sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="SUCCEEDED")
     assert [e["name"] for e in succeeded["executions"]] == [e["name"] for e in listed]
     assert sfn.list_executions(stateMachineArn=stack.state_machine_arn, statusFilter="FAILED")["executions"] == []
+
+
+def test_a_page_of_executions_is_found_without_testing_every_execution_before_it(stack):
+    """A ListExecutions nextToken names the page's first execution; moto tests every execution
+    listed before it against the token (in Python), so paging through k executions cost k squared
+    (the safety net's sweep after a busy spell, `trace`). Pages and tokens are moto's."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "tokened", 7)
+    with counting(Paginator, "_check_predicate") as checks:
+        pages = list(
+            sfn.get_paginator("list_executions").paginate(
+                stateMachineArn=stack.state_machine_arn, PaginationConfig={"PageSize": 2}
+            )
+        )
+    listed = [e["name"] for page in pages for e in page["executions"] if e["name"].startswith("tokened-")]
+    assert listed == [f"tokened-{i}" for i in reversed(range(7))]
+    assert checks["_check_predicate"] == len(pages) - 1  # one per page after the first (moto: 15 for 4 pages)
 
 
 def test_a_status_filter_reads_the_executions_still_running_not_every_execution(stack):

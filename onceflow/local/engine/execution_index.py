@@ -25,7 +25,7 @@ from moto.stepfunctions.exceptions import ExecutionAlreadyExists, ExecutionDoesN
 from moto.stepfunctions.parser.api import ExecutionStatus
 from moto.stepfunctions.parser.backend import execution as sfn_parser_execution
 from moto.stepfunctions.utils import PAGINATION_MODEL
-from moto.utilities.paginator import paginate
+from moto.utilities.paginator import Paginator
 
 Patch = tuple[Any, str, Any]
 _ATTRIBUTE = "_onceflow_execution_index"
@@ -171,10 +171,51 @@ def _describe_state_machine_for_execution(self: Any, execution_arn: str) -> Any:
     raise sfn_models.ResourceNotFound(execution_arn)
 
 
-@paginate(pagination_model=PAGINATION_MODEL)
-def list_executions(self: Any, state_machine_arn: str, status_filter: str | None = None) -> list[Any]:
+class _IndexedPaginator(Paginator):
+    """moto's Paginator (its tokens, pages and errors), finding a token's execution in the results by
+    identity (`list.index`, in C) instead of testing every execution listed before it in Python:
+    moto's walk made each page cost more the further it was, so listing everything since a point
+    (the safety net's sweep after a busy spell, `trace`) cost the square of what was listed."""
+
+    def __init__(self, find: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._find = find
+
+    def paginate(self, results: list[Any]) -> tuple[list[Any], str | None]:
+        if self._starting_token and self._parsed_token is not None:
+            # moto's token holds "<start date>|<execution ARN>" of the page's first execution.
+            execution = self._find(str(self._parsed_token.get("uniqueAttributes", "")).split("|", 1)[-1])
+            at = _position(results, execution)
+            if at >= 0 and self._check_predicate(results[at]):  # ARNs are unique: the one moto's walk finds
+                end = min(at + self._max_results, len(results))
+                token = self._build_next_token(results[end]) if end < len(results) else None
+                return results[at:end], token
+        return super().paginate(results)
+
+
+def _position(results: list[Any], execution: Any) -> int:
+    try:
+        return results.index(execution) if execution is not None else -1
+    except ValueError:
+        return -1
+
+
+def list_executions(
+    self: Any, state_machine_arn: str, status_filter: str | None = None, **pagination: Any
+) -> tuple[list[Any], str | None]:
+    """moto's `list_executions` under its `@paginate` (PAGINATION_MODEL), answered from the index."""
+    config = PAGINATION_MODEL["list_executions"]
     state_machine = self.describe_state_machine(state_machine_arn)
     index = index_of(state_machine)
+    paginator = _IndexedPaginator(
+        index.by_arn.get,
+        max_results=pagination.pop(config["limit_key"], None),
+        max_results_default=config.get("limit_default"),
+        starting_token=pagination.pop(config["input_token"], None),
+        unique_attribute=config.get("unique_attribute"),
+        param_values_to_check={"status_filter": status_filter, **pagination},
+        fail_on_invalid_token=config.get("fail_on_invalid_token", True),
+    )
     executions = state_machine.executions
     if status_filter:
         wanted = _STATUSES.get(status_filter)
@@ -182,8 +223,8 @@ def list_executions(self: Any, state_machine_arn: str, status_filter: str | None
         executions = indexed if indexed is not None else [e for e in executions if e.status == status_filter]
     if index.ascending:
         # Strictly increasing start dates: newest first is the list reversed (no ties to keep in order).
-        return executions[::-1]
-    return sorted(executions, key=lambda x: x.start_date, reverse=True)
+        return paginator.paginate(executions[::-1])
+    return paginator.paginate(sorted(executions, key=lambda x: x.start_date, reverse=True))
 
 
 def patches() -> list[Patch]:

@@ -31,8 +31,10 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
 - execution_index: executions found by ARN and name through an index instead of a walk of every
   execution, ListExecutions without re-sorting them all for each page, and its statusFilter
   reading only the executions that may still change status (ended ones are kept in a list per
-  status) (execution_index.py): without it the cost of an event grows with the number of
-  executions before it (issue 21).
+  status), and a nextToken's execution found in the listing by identity instead of moto's test of
+  every execution before it (paging through k executions cost k squared: the safety net's sweep
+  after a busy spell, `trace`) (execution_index.py): without it the cost of an event grows with
+  the number of executions before it (issue 21).
 - index_query: a Query of a global secondary index reads the items that carry its partition key
   value, not every item of the table sorted (index_query.py): the reconciler's query of the
   sparse pending index cost more with every event ever recorded (issue 21).

@@ -227,6 +227,33 @@ def test_context_object_of_the_request_is_the_one_the_state_sees(account: Accoun
 
 
 @pytest.mark.parametrize(
+    "context", [{"Execution": {}, "State": {}, "StateMachine": {}}, {}], ids=["empty-sections", "empty"]
+)
+def test_a_given_context_object_is_dollar_dollar_as_given(account: Account, context: dict) -> None:
+    """AWS's recording (LocalStack's test_state/test_state_context_object.snapshot.json,
+    test_state_context_object_edge_cases[EMPTY_OBJECTS] and [EMPTY]): with a request's `context`,
+    `$$` is that object as given, empty sections and all; the engine filled in its own Execution,
+    State and StateMachine fields (Id, Name, StartTime, RetryCount, ...)."""
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName.$": "$.FunctionName", "Payload": {"Input.$": "$"}},
+        "ResultSelector": {"LambdaOutput.$": "$", "ContextObjectValue.$": "$$"},
+        "End": True,
+    }
+    response = test_state(
+        account,
+        state,
+        input=json.dumps({"FunctionName": "f", "Payload": {"input-value": 0}}),
+        inspectionLevel="TRACE",
+        mock={"result": json.dumps({"pokemon": "pikachu"})},
+        context=json.dumps(context),
+    )
+    assert response["status"] == "SUCCEEDED", response
+    assert json.loads(response["output"]) == {"LambdaOutput": {"pokemon": "pikachu"}, "ContextObjectValue": context}
+
+
+@pytest.mark.parametrize(
     ("context", "message"),
     [
         ({"Execution": {"Id": 1}}, "Execution.Id must be a string"),

@@ -66,6 +66,10 @@ def patches(
     from onceflow.local.engine import test_state
 
     selected += test_state.moto_patches(request_lock)
+    # TestState's `context` is `$$` as given: onceflow/local/engine/test_state_context.py.
+    from onceflow.local.engine import test_state_context
+
+    selected += test_state_context.patches()
     # RedriveExecution (resume at the unsuccessful state, history kept, redrive fields): redrive_execution.py.
     from onceflow.local.engine import redrive_execution
 

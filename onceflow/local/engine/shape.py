@@ -38,6 +38,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.jsonata_states",
     "onceflow.local.engine.variables",
     "onceflow.local.engine.test_state",
+    "onceflow.local.engine.test_state_context",
     "onceflow.local.engine.redrive_execution",
     "onceflow.local.engine.sync_execution",
     "onceflow.local.engine.context_object",

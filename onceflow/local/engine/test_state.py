@@ -81,6 +81,7 @@ from moto.stepfunctions.parser.asl.parse.test_state.preprocessor import TestStat
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.local.engine import test_state_context
 from onceflow.local.engine.test_state_request import (
     InvalidDefinition,
     TestStateRequest,
@@ -320,7 +321,8 @@ def _single_attempt(state: ExecutionState, request: TestStateRequest, outcome: _
 
 def _apply_context(state: CommonStateField, context: dict[str, Any]) -> None:
     """The request's Context object over the one the engine builds, once the state is entered
-    (entering a state sets $$.State, which the request may override too)."""
+    (entering a state sets $$.State, which the request may override too); `$$` reads the request's
+    own, as given (test_state_context.py)."""
     original = state._eval_state_input
 
     def eval_state_input(env: Any) -> None:
@@ -385,11 +387,15 @@ def run(request: TestStateRequest, account_id: str, region: str) -> dict[str, An
     _record_arguments(state)
     if isinstance(state, ExecutionState):
         _single_attempt(state, request, outcome)
-    if request.context:
+    if request.context is not None:
         _apply_context(state, request.context)
 
     env = _environment(request, account_id, region)
-    program.eval(env)
+    if request.context is None:
+        program.eval(env)
+    else:
+        with test_state_context.given(env.states.context_object.context_object_data, request.context):
+            program.eval(env)
     return _response(env, state, request, outcome)
 
 

@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer
 
-_deserializer = TypeDeserializer()
+
+@cache
+def _deserializer() -> TypeDeserializer:
+    # Imported when an item is first read: importing boto3 costs every command's start about 30 ms
+    # (its resource layer and s3transfer), and `status` reads no item without the subscriber.
+    from boto3.dynamodb.types import TypeDeserializer
+
+    return TypeDeserializer()
 
 
-def _plain(item: dict[str, Any]) -> dict[str, Any]:
-    return {key: _deserializer.deserialize(value) for key, value in item.items()}
+def plain(item: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item (attribute values typed, as the client answers) as plain Python values."""
+    deserialize = _deserializer().deserialize
+    return {key: deserialize(value) for key, value in item.items()}
 
 
 def scan(dynamodb: Any, table: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
-        items.extend(_plain(item) for item in page["Items"])
+        items.extend(plain(item) for item in page["Items"])
     return items
 
 

@@ -1,8 +1,10 @@
-"""Find a deployed stack's resources from its CloudFormation outputs, with boto3 only.
+"""Find a deployed stack's resources from its CloudFormation outputs, with botocore (boto3's core) only.
 
 The same lookup serves a local `onceflow start` (an endpoint URL on the loopback, fake
 credentials, never the user's profile) and a stack on AWS (the default credential chain). It
-imports neither moto nor the SAM translator, so the client commands stay fast.
+imports neither moto nor the SAM translator, nor boto3 itself: a client made by boto3.client is
+botocore's, and importing boto3 adds its resource layer and s3transfer (about 30 ms of every
+command's start, issue 21), so the client commands stay fast.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import boto3
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
@@ -43,15 +44,19 @@ class Target:
         return self.endpoint_url is not None
 
     def describe(self) -> str:
-        return self.endpoint_url or f"AWS ({self.region or boto3.session.Session().region_name or 'default region'})"
+        return (
+            self.endpoint_url
+            or f"AWS ({self.region or _aws_session().get_config_variable('region') or 'default region'})"
+        )
 
     def client(self, service: str) -> Any:
         if self.endpoint_url is not None:
             return _local_client(self.endpoint_url, self.region or LOCAL_REGION, service)
-        region = self.region or boto3.session.Session().region_name
+        region = self.region or _aws_session().get_config_variable("region")
         if not region:  # unset, or set empty (AWS_REGION=""), which botocore would put in the host name
             raise NoRegionError()
-        return boto3.client(service, region_name=region, config=_AWS_CONFIG)
+        with _CLIENT_CREATION:
+            return _aws_session().create_client(service, region_name=region, config=_AWS_CONFIG)
 
 
 # Creating a client loads botocore's endpoint data and the service model (tens of ms each); a local
@@ -63,16 +68,23 @@ _CLIENT_CREATION = threading.Lock()
 @cache
 def _local_client(endpoint_url: str, region: str, service: str) -> Any:
     with _CLIENT_CREATION:
-        return _local_session().client(
+        return _local_session().create_client(
             service, endpoint_url=endpoint_url, region_name=region, config=_LOCAL_CONFIG, **LOCAL_CREDENTIALS
         )
 
 
 @cache
-def _local_session() -> boto3.session.Session:
+def _local_session() -> botocore.session.Session:
     """A session that ignores AWS_PROFILE (the profile may not even exist where the user is)."""
     ignore_profile = {"profile": (None, None, None, None)}  # not read from AWS_PROFILE / AWS_DEFAULT_PROFILE
-    return boto3.session.Session(botocore_session=botocore.session.Session(session_vars=ignore_profile))
+    return botocore.session.Session(session_vars=ignore_profile)
+
+
+@cache
+def _aws_session() -> botocore.session.Session:
+    """The default credential chain, profile and region, as boto3's default session reads them; one
+    per process, so its loaded service models and credentials serve every client."""
+    return botocore.session.Session()
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
-
-from onceflow.ops.observe import drain
+from onceflow.ops.observe import drain, plain
 
 MARKERS_OUTPUT = "SubscriberMarkersTableName"
 QUEUE_OUTPUT = "SubscriberQueueUrl"
 DEAD_LETTER_OUTPUT = "SubscriberDeadLetterQueueUrl"
-_deserializer = TypeDeserializer()
 
 
 @dataclass(frozen=True)
@@ -43,8 +40,8 @@ def _markers(dynamodb: Any, table: str, event_ids: list[str]) -> dict[str, dict[
         while request:
             response = dynamodb.batch_get_item(RequestItems=request)
             for item in response.get("Responses", {}).get(table, []):
-                plain = {k: _deserializer.deserialize(v) for k, v in item.items()}
-                found[str(plain["event_id"])] = plain
+                marker = plain(item)
+                found[str(marker["event_id"])] = marker
             request = response.get("UnprocessedKeys") or {}
     return found
 

@@ -40,3 +40,12 @@ def test_the_blocker_really_blocks() -> None:
     )
     assert result.returncode != 0
     assert "is in the local extra" in result.stderr
+
+
+def test_the_cli_and_status_import_without_boto3() -> None:
+    """Every command's start pays its imports (issue 21: `status` under 1 s): boto3's resource layer
+    and s3transfer cost about 30 ms, and a client needs botocore alone."""
+    code = "import sys, onceflow.cli, onceflow.ops.status; print(sorted(m for m in sys.modules if m.split('.')[0] == 'boto3'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -172,6 +172,11 @@ def wait_for_all(sfn: Any, state_machine_arn: str, timeout: float = 60.0) -> lis
     return [wait_for(sfn, e["executionArn"]) for e in list_executions(sfn, state_machine_arn)]
 
 
+def unlisted(error: ClientError) -> bool:
+    """ListExecutions refused because the state machine is EXPRESS (API_ListExecutions)."""
+    return error.response["Error"]["Code"] == "StateMachineTypeNotSupported"
+
+
 def stop_running(sfn: Any, state_machine_arns: Iterable[str]) -> int:
     """Stop what still runs (test teardown: a leftover execution writes into the next test)."""
     stopped = 0
@@ -179,7 +184,7 @@ def stop_running(sfn: Any, state_machine_arns: Iterable[str]) -> int:
         try:
             executions = list_executions(sfn, arn)
         except ClientError as error:
-            if error.response["Error"]["Code"] == "StateMachineTypeNotSupported":
+            if unlisted(error):
                 continue  # Express: its executions are neither listed nor stopped (API_StopExecution)
             raise
         for execution in executions:

@@ -17,7 +17,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from onceflow.ops.counts import EventCounts, ExecutionCounts, event_counts, execution_counts
-from onceflow.ops.executions import LIST_PAGE_SIZE, history, history_budget, oldest_first
+from onceflow.ops.executions import LIST_PAGE_SIZE, history, history_budget, oldest_first, unlisted
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
 from onceflow.ops.subscriber import SubscriberOutcome, outcomes, queue_line
@@ -128,7 +128,7 @@ def latest_executions(sfn: Any, state_machine_arn: str, last: int) -> list[dict[
         try:
             page = sfn.list_executions(**request, maxResults=min(LIST_PAGE_SIZE, last - len(executions)))
         except ClientError as error:
-            if error.response["Error"]["Code"] == "StateMachineTypeNotSupported":
+            if unlisted(error):
                 return []  # EXPRESS: AWS lists no execution of it
             raise
         executions.extend(page["executions"])

@@ -55,7 +55,10 @@ def _queued(message: dict[str, Any]) -> QueuedMessage:
 
 
 def drain(sqs: Any, queue_url: str, delete: bool = True) -> list[QueuedMessage]:
-    """Receive every visible message. With delete=False they are made visible again afterwards."""
+    """Receive every visible message. With delete=False they are made visible again afterwards.
+
+    One DeleteMessageBatch per batch received (one DeleteMessage per message made a reader of a
+    long run's notifications half of an idle server's work)."""
     messages: list[QueuedMessage] = []
     handles: list[str] = []
     while True:
@@ -68,15 +71,24 @@ def drain(sqs: Any, queue_url: str, delete: bool = True) -> list[QueuedMessage]:
         ).get("Messages", [])
         if not batch:
             break
-        for message in batch:
-            messages.append(_queued(message))
-            if delete:
-                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-            else:
-                handles.append(message["ReceiptHandle"])
-    for handle in handles:
-        sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+        messages.extend(_queued(message) for message in batch)
+        if delete:
+            _batch(sqs.delete_message_batch, queue_url, [{"ReceiptHandle": m["ReceiptHandle"]} for m in batch])
+        else:
+            handles.extend(message["ReceiptHandle"] for message in batch)
+    for start in range(0, len(handles), 10):
+        entries = [{"ReceiptHandle": handle, "VisibilityTimeout": 0} for handle in handles[start : start + 10]]
+        _batch(sqs.change_message_visibility_batch, queue_url, entries)
     return messages
+
+
+def _batch(call: Any, queue_url: str, entries: list[dict[str, Any]]) -> None:
+    """One SQS batch call (at most 10 entries); an entry SQS refuses is an error, not a message
+    received twice."""
+    numbered = [{"Id": str(number), **entry} for number, entry in enumerate(entries)]
+    failed = call(QueueUrl=queue_url, Entries=numbered).get("Failed", [])
+    if failed:
+        raise RuntimeError(f"{queue_url}: {failed[0].get('Code')}: {failed[0].get('Message')}")
 
 
 class NotificationInbox:

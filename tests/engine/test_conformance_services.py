@@ -19,7 +19,7 @@ import pytest
 from moto.sqs.models import Queue
 
 from tests.engine.behaviours import check_behaviours
-from tests.engine.harness import Account, single_state
+from tests.engine.harness import Account, failed_event, single_state
 
 SQS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html"
 SNS = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-sns.html"
@@ -68,6 +68,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "aws-sdk errors are named after the SDK service id (S3.NoSuchBucketException), caught by that name": (
         AWS_SDK,
         "test_aws_sdk_errors_are_named_after_the_service_id",
+    ),
+    "An aws-sdk:sfn task's error cause ends with ' (SDK Attempt Count: 1)', as AWS records it": (
+        AWS_SDK,
+        "test_an_aws_sdk_sfn_error_cause_carries_the_sdk_attempt_count",
     ),
 }
 
@@ -250,6 +254,27 @@ def test_aws_sdk_errors_are_named_after_the_service_id(account: Account):
     assert [f["error"] for f in failed] == ["S3.NoSuchBucketException", "S3.NoSuchKeyException"]
     assert failed[0]["cause"].startswith("The specified bucket does not exist (Service: S3, Status Code: 404, ")
     assert ", Extended Request ID: " in failed[0]["cause"] and ", Extended Request ID: " in failed[1]["cause"]
+
+
+@pytest.mark.parametrize(
+    ("action", "parameters"),
+    [("sendTaskSuccess", {"Output": "ParameterOutput"}), ("sendTaskFailure", {"Error": "Failure error"})],
+)
+def test_an_aws_sdk_sfn_error_cause_carries_the_sdk_attempt_count(account: Account, action: str, parameters: dict):
+    """AWS's recording (LocalStack's services/test_aws_sdk_task_service.snapshot.json,
+    test_sfn_send_task_outcome_with_no_such_token, both templates, 2025): the task fails with
+    `Sfn.InvalidTokenException`, cause "Invalid Token: 'Invalid token' (Service: Sfn, Status Code:
+    400, Request ID: …) (SDK Attempt Count: 1)", in TaskFailed and ExecutionFailed alike."""
+    task = {"Type": "Task", "Resource": f"arn:aws:states:::aws-sdk:sfn:{action}", "End": True}
+    task["Parameters"] = {**parameters, "TaskToken.$": "$.TaskToken"}
+
+    result = account.run(single_state(task), {"TaskToken": "NoSuchTaskToken"})
+
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed["error"] == "Sfn.InvalidTokenException"
+    assert failed["cause"].startswith("Invalid Token: 'Invalid token' (Service: Sfn, Status Code: 400, Request ID: ")
+    assert failed["cause"].endswith(") (SDK Attempt Count: 1)")
+    assert failed_event(result)["cause"] == failed["cause"]
 
 
 def test_sqs_long_poll_receives_a_message_sent_while_it_waits(account: Account, monkeypatch: pytest.MonkeyPatch):

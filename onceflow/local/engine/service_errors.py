@@ -16,6 +16,11 @@
   response carries; moto's S3 sends none, so one is made in S3's format). AWS's recordings:
   LocalStack's error_handling/test_aws_sdk.snapshot.json (test_no_such_bucket, test_s3_no_such_key,
   test_invalid_secret_name); https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html
+  An `aws-sdk:sfn` task's service error cause ends with the SDK's ` (SDK Attempt Count: 1)`, as
+  AWS recorded it in 2025 (LocalStack's services/test_aws_sdk_task_service.snapshot.json,
+  test_sfn_send_task_outcome_with_no_such_token: "Invalid Token: 'Invalid token' (Service: Sfn,
+  Status Code: 400, Request ID: …) (SDK Attempt Count: 1)"). Only there: AWS's S3, DynamoDB and
+  Secrets Manager recordings (test_s3_no_such_key, 2025 included) carry no such suffix.
 """
 
 from __future__ import annotations
@@ -79,6 +84,9 @@ def patches() -> list[Patch]:
 
 # Step Functions' own spellings, kept where they differ from the service id (moto's table).
 _OWN_SPELLINGS = {"dynamodb": "DynamoDb", "sfn": "Sfn"}
+# The services whose aws-sdk error causes AWS records with the SDK's attempt count.
+_ATTEMPT_COUNTED = frozenset({"Sfn"})
+ATTEMPT_COUNT = " (SDK Attempt Count: 1)"
 
 
 @functools.cache
@@ -103,10 +111,15 @@ def aws_sdk_errors() -> list[Patch]:
     original_from_error = StateTaskServiceAwsSdk._from_error
 
     def _from_error(self: StateTaskServiceAwsSdk, env: Any, ex: Exception) -> FailureEvent:
-        if isinstance(ex, ClientError) and aws_sdk_error_prefix(self.resource.api_name) == "S3":
+        prefix = aws_sdk_error_prefix(self.resource.api_name)
+        if isinstance(ex, ClientError) and prefix == "S3":
             metadata = ex.response.setdefault("ResponseMetadata", {})
             metadata.setdefault("HostId", metadata.get("HTTPHeaders", {}).get("x-amz-id-2") or _s3_host_id())
-        return original_from_error(self, env=env, ex=ex)
+        event = original_from_error(self, env=env, ex=ex)
+        details = (event.event_details or {}).get("taskFailedEventDetails")
+        if isinstance(ex, ClientError) and prefix in _ATTEMPT_COUNTED and details and "cause" in details:
+            details["cause"] += ATTEMPT_COUNT
+        return event
 
     return [
         (StateTaskServiceAwsSdk, "_normalise_service_error_name", staticmethod(aws_sdk_error_prefix)),

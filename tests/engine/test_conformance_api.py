@@ -21,6 +21,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from onceflow.local.embedded import REGION
+from onceflow.ops.executions import wait_for
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, single_state
 from tests.engine.test_sync_execution import sfn as sync_client
@@ -93,6 +94,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "$$.Execution.StartTime is ISO text with milliseconds and Z; $$.Execution.RedriveCount is 0 (STANDARD)": (
         CONTEXT,
         "test_context_object_start_time_and_redrive_count",
+    ),
+    "SendTaskFailure's error and cause reach the waiting task's TaskFailed and a Catch's error output": (
+        f"{API}/API_SendTaskFailure.html",
+        "test_send_task_failure_passes_its_cause_to_the_waiting_task",
     ),
 }
 
@@ -584,3 +589,32 @@ def test_express_executions_are_not_listed_described_stopped_or_read(account: Ac
             "Code": "InvalidArn",
             "Message": "Invalid Arn: 'Resource type not valid in this context: express'",
         }, call
+
+
+def test_send_task_failure_passes_its_cause_to_the_waiting_task(account: Account):
+    """AWS's recording (LocalStack's error_handling/test_task_service_sqs.snapshot.json,
+    test_sqs_failure_in_wait_for_task_tok): a `sqs:sendMessage.waitForTaskToken` task whose token
+    gets SendTaskFailure(error "Failure error", cause "Failure cause") fails with both in its
+    TaskFailed, and the Catch's output is {"Error": "Failure error", "Cause": "Failure cause"}
+    (moto's SendTaskFailure dropped the cause: no cause, `"Cause": null`)."""
+    sqs = account.client("sqs")
+    queue_url = sqs.create_queue(QueueName="conformance-task-failure")["QueueUrl"]
+    send = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+        "Parameters": {"QueueUrl": queue_url, "MessageBody": {"TaskToken.$": "$$.Task.Token"}},
+        "Catch": [{"ErrorEquals": ["Failure error"], "Next": "Caught"}],
+        "End": True,
+    }
+    definition = {"StartAt": "Send", "States": {"Send": send, "Caught": {"Type": "Pass", "End": True}}}
+    arn = account.start(account.state_machine(definition), {})
+    [message] = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=10)["Messages"]
+
+    account.sfn.send_task_failure(
+        taskToken=json.loads(message["Body"])["TaskToken"], error="Failure error", cause="Failure cause"
+    )
+
+    result = wait_for(account.sfn, arn, timeout=30)
+    [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert (failed["error"], failed.get("cause")) == ("Failure error", "Failure cause")
+    assert json.loads(account.describe(arn)["output"]) == {"Error": "Failure error", "Cause": "Failure cause"}

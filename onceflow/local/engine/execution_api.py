@@ -15,6 +15,12 @@
   prefix: <arn>'" for every API (moto: "Invalid State Machine Arn: ..." or, for an execution,
   "Execution Does Not Exist: ..." under the InvalidArn code). AWS's recording: LocalStack's
   test_sfn_api.snapshot.json (test_describe_invalid_arn_sm, test_describe_execution_invalid_arn, ...).
+- task_failure_cause: SendTaskFailure passes its `cause` on to the waiting task (moto's handler read
+  `error` only, so the TaskFailed had no cause and a Catch's error output `"Cause": null`).
+  https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskFailure.html; AWS's
+  recording: LocalStack's error_handling/test_task_service_sqs.snapshot.json
+  (test_sqs_failure_in_wait_for_task_tok: TaskFailed cause "Failure cause", the Catch's output
+  {"Error": "Failure error", "Cause": "Failure cause"}).
 
 Each has a conformance test in tests/engine/test_conformance.py citing the page (or the AWS
 recording) it follows.
@@ -27,6 +33,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from moto.core.responses import EmptyResult
 from moto.stepfunctions.exceptions import InvalidArn
 from moto.stepfunctions.models import StepFunctionBackend
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -52,13 +59,21 @@ def moto_needs() -> list[Need]:
         need(StepFunctionResponse, "get_execution_history"),
         need(StepFunctionResponse, "_get_param"),
         need(StepFunctionBackend, "_validate_arn", "arn", "regex", "invalid_msg"),
+        need(StepFunctionResponse, "send_task_failure"),
+        need(StepFunctionsParserBackend, "send_task_failure", "task_token", "error", "cause"),
     ]
 
 
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     """`before`: the patches listed ahead of these (they are applied together, after the list is
     built): a replacement of the same attribute there is the one wrapped."""
-    return [*unnamed_executions(before), *execution_data_details(before), *reverse_history(), *arn_prefix()]
+    return [
+        *unnamed_executions(before),
+        *execution_data_details(before),
+        *reverse_history(),
+        *arn_prefix(),
+        *task_failure_cause(),
+    ]
 
 
 def unnamed_executions(before: Sequence[Patch]) -> list[Patch]:
@@ -117,3 +132,13 @@ def arn_prefix() -> list[Patch]:
         original(self, arn=arn, regex=regex, invalid_msg=invalid_msg)
 
     return [(StepFunctionBackend, "_validate_arn", _validate_arn)]
+
+
+def task_failure_cause() -> list[Patch]:
+    def send_task_failure(self: StepFunctionResponse) -> Any:
+        self.stepfunction_backend.send_task_failure(
+            self._get_param("taskToken"), error=self._get_param("error"), cause=self._get_param("cause")
+        )
+        return EmptyResult()
+
+    return [(StepFunctionResponse, "send_task_failure", send_task_failure)]

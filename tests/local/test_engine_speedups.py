@@ -169,12 +169,11 @@ def test_a_backlog_is_not_walked_to_receive_or_delete_a_batch(queue, monkeypatch
         )
     backend_queue = sqs_models.sqs_backends[ACCOUNT_ID][REGION].queues["speedup-probe"]
     backend_queue._messages = messages = _ReadCounting(backend_queue._messages)
-    with counting(speedups._HandleIndex, "rebuild") as calls:
-        received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-        for message in received:
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    for message in received:
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
     assert [m["Body"] for m in received] == [f"m{i}" for i in range(10)]
-    assert messages.read <= 20 and calls["rebuild"] == 0, (messages.read, calls)
+    assert messages.read <= 20, messages.read  # the receive's; the deletes read none (engine/sqs_receipts.py)
     remaining = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
     assert remaining["Attributes"]["ApproximateNumberOfMessages"] == "190"
 

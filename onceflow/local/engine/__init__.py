@@ -153,10 +153,14 @@ def patches(
     from onceflow.local.engine import sqs_long_poll
 
     selected += sqs_long_poll.patches(request_lock)
+    # Receipt handles found through an index, none kept of deleted messages: sqs_receipts.py.
+    from onceflow.local.engine import sqs_receipts
+
+    selected += sqs_receipts.patches()
     # A consumer's ChangeMessageVisibility noted for the emulated event source: sqs_visibility.py.
     from onceflow.local.engine import sqs_visibility
 
-    selected += sqs_visibility.moto_patches()
+    selected += sqs_visibility.moto_patches(selected)
     # sqs_fast_paths, after sqs_visibility.py: the queue counts without a walk of the queue: sqs_counts.py.
     if speedup_patches.SQS_FAST_PATHS in chosen:
         from onceflow.local.engine import sqs_counts

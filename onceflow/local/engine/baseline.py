@@ -134,7 +134,7 @@ class Baseline:
             queue._messages = []
             queue._pending_messages = set()
             queue.deleted_messages = set()
-            queue.__dict__.pop("_onceflow_handle_index", None)  # speedups.py's receipt-handle index
+            queue.__dict__.pop("_onceflow_handle_index", None)  # sqs_receipts.py's receipt-handle index
             queue.__dict__.pop("_onceflow_deduplication", None)  # sqs_fifo.py's deduplication window
 
     def _restore_cloudwatch(self) -> None:

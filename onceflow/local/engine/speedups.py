@@ -17,12 +17,13 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
 - sqs_fast_paths: moto's ReceiveMessage computes every queue attribute (counting the queued
   messages three times, reading the clock twice per message) once per received message only to
   read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per
-  name; and DeleteMessage walks every queued message's receipt handles, twice. Here the retention
+  name. Here the retention
   period is read from the queue, GetQueueAttributes computes the attributes once and counts only
   the messages in flight or delayed (engine/sqs_counts.py, applied after engine/sqs_visibility.py),
-  DeleteMessage finds its message through a receipt-handle index (a new handle among the in-flight
-  messages first), and ReceiveMessage reads the queue only as far as its batch (with a backlog,
-  all three walked every queued message: issue 21).
+  and ReceiveMessage reads the queue only as far as its batch (with a backlog, both walked every
+  queued message: issue 21). DeleteMessage and ChangeMessageVisibility find their message through
+  a receipt-handle index whatever is switched (engine/sqs_receipts.py, which keeps nothing of
+  deleted messages).
 - dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
   request to find the backend for the Host header, and every response class lists its methods
   (inspect.getmembers) on every request to find the action's; both are read once here.
@@ -178,11 +179,7 @@ def moto_needs() -> list[Any]:
         need(sqs_models.Message, "visible"),  # visible_at, delayed_until: what it and `delayed` compare
         need(sqs_models.Message, "delayed"),
         need(sqs_models, "unix_time_millis"),
-        need(sqs_models.Queue, "delete_message", "receipt_handle"),
         need(sqs_models.Queue, "BASE_ATTRIBUTES"),  # MessageRetentionPeriod: an int attribute of the queue
-        need(sqs_models.Message, "had_receipt_handle", "receipt_handle"),
-        need(sqs_models.Message, "all_receipt_handles"),
-        need(sqs_models, "ReceiptHandleIsInvalid"),
         need(sqs_models, "unix_time"),
         need(moto_backends, "list_of_moto_modules"),
         need(moto_core_responses, "method_names_from_class"),
@@ -330,60 +327,6 @@ def _retention_check(self: Any, queue_name: str, message: Any) -> bool:
     return bool(retention_period + message.sent_timestamp / 1000 > sqs_models.unix_time())
 
 
-class _HandleIndex:
-    """Receipt handle -> message, for one queue; stale entries are verified and dropped on use."""
-
-    def __init__(self) -> None:
-        self.by_handle: dict[str, Any] = {}
-
-    def find(self, queue: Any, receipt_handle: str) -> Any | None:
-        message = self.by_handle.get(receipt_handle)
-        if message is None or not self._live(queue, message, receipt_handle):
-            # A handle not seen yet is almost always a message just received, which moto keeps in
-            # the queue's pending set: look there before walking every queued message (a backlog
-            # of 20,000 made each delete a walk of 20,000 messages).
-            message = next((m for m in queue.pending_messages if self._live(queue, m, receipt_handle)), None)
-            if message is None:
-                self.rebuild(queue)
-                return self.by_handle.get(receipt_handle)
-            for handle in message.all_receipt_handles:
-                self.by_handle[handle] = message
-        return message
-
-    @staticmethod
-    def _live(queue: Any, message: Any, receipt_handle: str) -> bool:
-        # Messages have no __eq__: `in` compares identity, in C (moto moves messages to a DLQ or
-        # purges a queue without telling the index).
-        return message.had_receipt_handle(receipt_handle) and message in queue._messages
-
-    def rebuild(self, queue: Any) -> None:
-        self.by_handle = {
-            handle: message for message in queue._messages for handle in message.all_receipt_handles if handle
-        }
-
-
-def _index(queue: Any) -> _HandleIndex:
-    index = queue.__dict__.get("_onceflow_handle_index")
-    if index is None:
-        index = queue.__dict__["_onceflow_handle_index"] = _HandleIndex()
-    return index
-
-
-def _delete_message(self: Any, receipt_handle: str) -> None:
-    """moto's Queue.delete_message, finding the message through the index instead of two full walks."""
-    if receipt_handle in self.deleted_messages:
-        return  # already deleted: SQS accepts deleting it again
-    message = _index(self).find(self, receipt_handle)
-    if message is None:
-        raise sqs_models.ReceiptHandleIsInvalid()
-    self.pending_messages.discard(message)
-    self.deleted_messages.update(message.all_receipt_handles)
-    self._messages.remove(message)
-    index = _index(self)
-    for handle in message.all_receipt_handles:
-        index.by_handle.pop(handle, None)
-
-
 class _VisibleMessages:
     """moto's Queue.messages (visible and not delayed), read lazily with one clock reading for the
     whole queue instead of two per message (moto's clock is a datetime subtraction). ReceiveMessage
@@ -431,7 +374,6 @@ def sqs_fast_paths() -> list[Patch]:
             _get_queue_attributes(sqs_models.SQSBackend.get_queue_attributes),
         ),
         (sqs_models.Queue, "messages", property(_visible_messages)),
-        (sqs_models.Queue, "delete_message", _delete_message),
     ]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from moto.sqs import models as sqs_models
 
-from onceflow.local.engine import Patch, current
+from onceflow.local.engine import Patch, current, sqs_receipts
 from onceflow.local.engine.shape import Need, need
 
 _HIDDEN = "_onceflow_hidden"  # on a Queue: messages hidden by a delay or a visibility change
@@ -96,10 +96,8 @@ def patches(before: list[Patch]) -> list[Patch]:
     def changing(self: Any, queue_name: str, receipt_handle: str, visibility_timeout: int) -> None:
         change_message_visibility(self, queue_name, receipt_handle, visibility_timeout)
         queue = self.get_queue(queue_name)
-        if any(m.had_receipt_handle(receipt_handle) for m in queue._pending_messages):
-            return  # counted among the pending ones
-        message = next((m for m in queue._messages if m.had_receipt_handle(receipt_handle)), None)
-        if message is not None:
+        message = sqs_receipts.find(queue, receipt_handle)
+        if message is not None and message not in queue._pending_messages:  # pending: counted among those
             _hidden(queue).add(message)
 
     return [

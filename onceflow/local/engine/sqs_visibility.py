@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from moto.sqs.models import Message, Queue, SQSBackend, sqs_backends
 
-from onceflow.local.engine import Patch
+from onceflow.local.engine import Patch, current, sqs_receipts
 
 NOTE_ATTRIBUTE = "_onceflow_visibility_changed"
 
@@ -29,18 +29,24 @@ class VisibilityChange(NamedTuple):
     at: float  # time.monotonic() of the call
 
 
-def _noting_changes() -> list[Patch]:
-    original = SQSBackend.change_message_visibility
+def _current_receive(queue: Any, receipt_handle: str) -> Any | None:
+    """The message whose latest receive gave `receipt_handle` (found through sqs_receipts' index)."""
+    message = sqs_receipts.find(queue, receipt_handle)
+    return message if message is not None and message.receipt_handle == receipt_handle else None
+
+
+def _noting_changes(before: list[Patch]) -> list[Patch]:
+    original = current(before, SQSBackend, "change_message_visibility")
 
     def change_message_visibility(
         self: SQSBackend, queue_name: str, receipt_handle: str, visibility_timeout: int
     ) -> None:
         original(self, queue_name, receipt_handle, visibility_timeout)
-        for message in self.get_queue(queue_name)._messages:
-            if message.receipt_handle == receipt_handle:
-                change = VisibilityChange(receipt_handle, int(visibility_timeout), time.monotonic())
-                message.__dict__[NOTE_ATTRIBUTE] = change
-                return
+        message = _current_receive(self.get_queue(queue_name), receipt_handle)
+        if message is not None:
+            message.__dict__[NOTE_ATTRIBUTE] = VisibilityChange(
+                receipt_handle, int(visibility_timeout), time.monotonic()
+            )
 
     return [(SQSBackend, "change_message_visibility", change_message_visibility)]
 
@@ -50,12 +56,10 @@ def changed_since(queue_url: str, region: str, receipt_handle: str, since: float
     after `since` (time.monotonic()), or None."""
     account_id, name = queue_url.rstrip("/").rsplit("/", 2)[-2:]
     queue: Queue | None = sqs_backends[account_id][region].queues.get(name)
-    for message in queue._messages if queue is not None else []:
-        if message.receipt_handle == receipt_handle:
-            change: VisibilityChange | None = message.__dict__.get(NOTE_ATTRIBUTE)
-            if change is not None and change.receipt_handle == receipt_handle and change.at >= since:
-                return change
-            return None
+    message = _current_receive(queue, receipt_handle) if queue is not None else None
+    change: VisibilityChange | None = message.__dict__.get(NOTE_ATTRIBUTE) if message is not None else None
+    if change is not None and change.receipt_handle == receipt_handle and change.at >= since:
+        return change
     return None
 
 
@@ -70,5 +74,5 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches() -> list[Patch]:
-    return _noting_changes()
+def moto_patches(before: list[Patch]) -> list[Patch]:
+    return _noting_changes(before)

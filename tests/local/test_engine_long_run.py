@@ -7,6 +7,7 @@ copy of every table. Each counted assertion here fails with its speed-up switche
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -367,3 +368,34 @@ def test_a_receipt_handle_finds_its_message_without_walking_the_queue(backlog):
     assert counts == {"ApproximateNumberOfMessages": "195", "ApproximateNumberOfMessagesNotVisible": "0"}
     again = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=5)["Messages"]
     assert [m["Body"] for m in again] == [f"m{i}" for i in range(5)]  # visible again, first in the queue
+
+
+def test_executions_of_one_revision_share_one_snapshot_of_the_state_machine(stack):
+    """moto deep-copies the state machine for every execution it starts and keeps the copy with the
+    execution (one per execution of a long run); the engine takes one per revision, a new one when
+    the machine changes. An execution of a version still answers the definition it ran
+    (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeStateMachineForExecution.html)."""
+    sfn = stack.client("stepfunctions")
+    arn = stack.state_machine_arn
+    first = sfn.describe_state_machine(stateMachineArn=arn)["definition"]
+    version_1 = sfn.publish_state_machine_version(stateMachineArn=arn)["stateMachineVersionArn"]
+    revised = json.dumps({**json.loads(first), "Comment": "revised"})
+    version_2 = sfn.update_state_machine(stateMachineArn=arn, definition=revised, publish=True)[
+        "stateMachineVersionArn"
+    ]
+    started: dict[str, list[str]] = {}
+    for target, label in ((arn, "latest"), (version_1, "v1"), (version_2, "v2")):
+        for i in range(3):
+            name = f"snapshot-{label}-{i}"
+            sfn.start_execution(stateMachineArn=target, name=name, input=execution_input(order(name)))
+            started.setdefault(label, []).append(name)
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    state_machine = next(sm for sm in backend.state_machines if sm.arn == arn)
+    ran = {e.name: e for e in state_machine.executions if e.name.startswith("snapshot-")}
+    assert len({id(e.state_machine) for e in ran.values()}) == 3  # moto: 9, one per execution
+    for names in started.values():
+        assert len({id(ran[name].state_machine) for name in names}) == 1
+    for label, expected in (("v1", first), ("v2", revised), ("latest", revised)):
+        for name in started[label]:
+            answer = sfn.describe_state_machine_for_execution(executionArn=ran[name].execution_arn)
+            assert answer["definition"] == expected, (label, name)

@@ -34,6 +34,8 @@ def patches(
     chosen = speedup_patches.resolve(speedups)
     selected += speedup_patches.patches(chosen, request_lock)
     selected += retention.patches()  # marks executions whose history a history budget may prune
+    # One snapshot of a state machine per revision, not a deep copy per execution: execution_snapshots.py.
+    selected += __import__("onceflow.local.engine.execution_snapshots", fromlist=["patches"]).patches()
     # StopExecution's ExecutionAborted is in the history however early it comes: stop_execution.py.
     selected += __import__("onceflow.local.engine.stop_execution", fromlist=["patches"]).patches()
     # Step Functions Local's mocked integrations: start `stateMachineArn#TestCase` (SFN_MOCK_CONFIG).

@@ -31,6 +31,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.stop_execution",
     "onceflow.local.engine.execution_index",
     "onceflow.local.engine.sqs_receipts",
+    "onceflow.local.engine.execution_snapshots",
     "onceflow.local.engine.index_query",
     "onceflow.local.engine.transact_get",
     "onceflow.local.engine.dynamodb_responses",

@@ -33,6 +33,7 @@ from typing import Any
 from moto.events.models import EventPattern
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.local.engine.status_events import event_time, status_change_detail, status_change_event
 from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import TERMINAL
@@ -123,58 +124,6 @@ class SweepReport:
     @property
     def delivered(self) -> list[StatusChange]:
         return [c for c in self.changes if c.routed and not c.lost]
-
-
-def _epoch_ms(moment: datetime | None) -> int | None:
-    return None if moment is None else int(moment.timestamp() * 1000)
-
-
-def _escaped_size(text: str | None) -> int:
-    return len(json.dumps(text)) if text is not None else 0
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def status_change_detail(described: dict[str, Any]) -> dict[str, Any]:
-    """The `detail` of the status change event for a DescribeExecution result (AWS's fields)."""
-    input_text, output_text = described.get("input"), described.get("output")
-    output_included = _escaped_size(output_text) <= MAX_EVENT_DATA_BYTES
-    input_included = _escaped_size(input_text) + (_escaped_size(output_text) if output_included else 0) <= (
-        MAX_EVENT_DATA_BYTES
-    )
-    return {
-        "executionArn": described["executionArn"],
-        "stateMachineArn": described["stateMachineArn"],
-        "name": described["name"],
-        "status": described["status"],
-        "startDate": _epoch_ms(described.get("startDate")),
-        "stopDate": _epoch_ms(described.get("stopDate")),
-        "input": input_text if input_included else None,
-        "inputDetails": {"included": input_included},
-        "output": output_text if output_included else None,
-        "outputDetails": {"included": output_included} if output_text is not None else None,
-        "error": described.get("error"),
-        "cause": described.get("cause"),
-        "redriveCount": described.get("redriveCount", 0),
-    }
-
-
-def status_change_event(described: dict[str, Any]) -> dict[str, Any]:
-    """The whole event as EventBridge hands it to a target."""
-    moment = described.get("stopDate") or described["startDate"]
-    return {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": DETAIL_TYPE,
-        "source": SOURCE,
-        "account": ACCOUNT_ID,
-        "time": _iso(moment),
-        "region": REGION,
-        "resources": [described["executionArn"]],
-        "detail": status_change_detail(described),
-    }
 
 
 def find_rule(stack: LocalStack) -> SafetyNetRule:
@@ -352,7 +301,7 @@ def scheduled_event(at: datetime | None = None) -> dict[str, Any]:
         "detail-type": "Scheduled Event",
         "source": "aws.events",
         "account": ACCOUNT_ID,
-        "time": _iso(at or datetime.now(UTC)),
+        "time": event_time(at or datetime.now(UTC)),
         "region": REGION,
         "resources": [],
         "detail": {},

@@ -99,6 +99,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         f"{API}/API_SendTaskFailure.html",
         "test_send_task_failure_passes_its_cause_to_the_waiting_task",
     ),
+    "A Standard execution's status changes (RUNNING, then its end) reach a matching rule's SQS target": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/eventbridge-integration.html",
+        "test_status_change_events_reach_a_rules_sqs_target",
+    ),
 }
 
 
@@ -618,3 +622,84 @@ def test_send_task_failure_passes_its_cause_to_the_waiting_task(account: Account
     [failed] = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
     assert (failed["error"], failed.get("cause")) == ("Failure error", "Failure cause")
     assert json.loads(account.describe(arn)["output"]) == {"Error": "Failure error", "Cause": "Failure cause"}
+
+
+STATUS_DETAIL_FIELDS = {
+    *("executionArn", "stateMachineArn", "name", "status", "startDate", "stopDate", "input", "output"),
+    *("stateMachineVersionArn", "stateMachineAliasArn", "redriveCount", "redriveDate", "redriveStatus"),
+    *("redriveStatusReason", "inputDetails", "outputDetails", "error", "cause"),
+}
+
+
+def test_status_change_events_reach_a_rules_sqs_target(account: Account):
+    """AWS's recording (LocalStack's base/test_base.snapshot.json, test_event_bridge_events_base): a
+    rule on the default bus matching `aws.states` and the machine's ARN, with an SQS target, gets a
+    "Step Functions Execution Status Change" event when the execution starts (RUNNING, no stopDate,
+    output or outputDetails) and one when it ends (SUCCEEDED, output as JSON text), each detail with
+    the same fields (redriveStatus NOT_REDRIVABLE, "Execution is RUNNING and cannot be redriven", ...).
+    An Express machine's executions send none; a Lambda target beside it is not the engine's (moto
+    raised NotImplementedError for it), and the SQS target still gets its events; an SNS target
+    publishes them."""
+    sqs, events = account.client("sqs"), account.client("events")
+    queue_url = sqs.create_queue(QueueName="conformance-status-events")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    topic_arn = account.client("sns").create_topic(Name="conformance-status-events")["TopicArn"]
+    topic_queue_url = sqs.create_queue(QueueName="conformance-status-events-topic")["QueueUrl"]
+    topic_queue_arn = sqs.get_queue_attributes(QueueUrl=topic_queue_url, AttributeNames=["QueueArn"])
+    account.client("sns").subscribe(
+        TopicArn=topic_arn, Protocol="sqs", Endpoint=topic_queue_arn["Attributes"]["QueueArn"]
+    )
+    machine = account.state_machine(single_state({"Type": "Pass", "Result": {"Arg1": "argument1"}}))
+    express = account.state_machine(single_state({"Type": "Pass"}), kind="EXPRESS")
+    for name, arns, target in [
+        ("conformance-to-sqs", [machine, express], queue_arn),
+        ("conformance-to-lambda", [machine], "arn:aws:lambda:us-east-1:123456789012:function:elsewhere"),
+        ("conformance-to-sns", [machine], topic_arn),
+    ]:
+        pattern = {"source": ["aws.states"], "detail": {"stateMachineArn": arns}}
+        events.put_rule(Name=name, EventPattern=json.dumps(pattern))
+        events.put_targets(Rule=name, Targets=[{"Id": "target", "Arn": target}])
+    sync_client(account).start_sync_execution(stateMachineArn=express, input="{}")
+
+    result = wait_for(account.sfn, account.start(machine, {}), timeout=30)
+
+    assert result.status == "SUCCEEDED"
+    received = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    delivered = [json.loads(m["Body"]) for m in received]
+    assert [e["detail"]["status"] for e in delivered] == ["RUNNING", "SUCCEEDED"]
+    for event in delivered:
+        assert {k: v for k, v in event.items() if k not in ("id", "time", "detail")} == {
+            "version": "0",
+            "detail-type": "Step Functions Execution Status Change",
+            "source": "aws.states",
+            "account": "123456789012",
+            "region": REGION,
+            "resources": [result.arn],
+        }
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["time"])
+        assert set(event["detail"]) == STATUS_DETAIL_FIELDS
+    running, succeeded = (e["detail"] for e in delivered)
+    same = {"executionArn": result.arn, "stateMachineArn": machine, "input": "{}", "inputDetails": {"included": True}}
+    same |= {"stateMachineVersionArn": None, "stateMachineAliasArn": None, "redriveCount": 0, "redriveDate": None}
+    same |= {"error": None, "cause": None, "redriveStatus": "NOT_REDRIVABLE", "name": result.name}
+    assert running == {
+        **same,
+        "status": "RUNNING",
+        "startDate": running["startDate"],
+        "stopDate": None,
+        "output": None,
+        "outputDetails": None,
+        "redriveStatusReason": "Execution is RUNNING and cannot be redriven",
+    }
+    assert succeeded == {
+        **same,
+        "status": "SUCCEEDED",
+        "startDate": running["startDate"],
+        "stopDate": succeeded["stopDate"],
+        "output": '{"Arg1":"argument1"}',
+        "outputDetails": {"included": True},
+        "redriveStatusReason": "Execution is SUCCEEDED and cannot be redriven",
+    }
+    assert isinstance(running["startDate"], int) and succeeded["stopDate"] >= running["startDate"]
+    published = sqs.receive_message(QueueUrl=topic_queue_url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(json.loads(m["Body"])["Message"])["detail"] for m in published] == [running, succeeded]

@@ -172,6 +172,10 @@ def patches(
     from onceflow.local.engine import execution_metrics
 
     selected += execution_metrics.patches(selected)
+    # Execution status change events to the default bus's rules' SQS/SNS targets: status_events.py.
+    from onceflow.local.engine import status_events
+
+    selected += status_events.patches(selected, request_lock)
     # AWS's throughput quotas as token buckets, when asked (EmbeddedAws(quotas=...)): quotas.py. Last:
     # it wraps the engine's own StartSyncExecution.
     from onceflow.local.engine import quotas as engine_quotas

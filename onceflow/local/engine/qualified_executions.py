@@ -195,7 +195,7 @@ def _started_event(before: Sequence[Patch]) -> list[Patch]:
     ]
 
 
-def _fields(execution: Any) -> dict[str, str]:
+def qualified_fields(execution: Any) -> dict[str, str]:
     fields = {}
     if version_arn_of(execution):
         fields["stateMachineArn"] = qualified_arns.split(version_arn_of(execution))[0]
@@ -213,7 +213,9 @@ def _describe(before: Sequence[Patch]) -> Any:
         response = getattr(result, "result", None)
         # moto answers the ARN the execution ran: qualified only for a version's (no look-up otherwise).
         if isinstance(response, dict) and qualified_arns.split(response.get("stateMachineArn", ""))[1] is not None:
-            response.update(_fields(self.stepfunction_backend.describe_execution(self._get_param("executionArn"))))
+            response.update(
+                qualified_fields(self.stepfunction_backend.describe_execution(self._get_param("executionArn")))
+            )
         return result
 
     return describe_execution
@@ -225,7 +227,7 @@ def _item(execution: Any) -> dict[str, Any]:
         "name": execution.name,
         "startDate": execution.start_date,
         "status": execution.status,
-        **_fields(execution),
+        **qualified_fields(execution),
     }
     if execution.exec_status in _ENDED:
         item["stopDate"] = execution.stop_date
@@ -244,7 +246,7 @@ def _list(before: Sequence[Patch]) -> Any:
             machine = qualified_arns.machine(backend, arn) if arn else None
             if machine is not None and machine.latest_version_number and isinstance(result.result, dict):
                 for item in result.result.get("executions", []):
-                    item.update(_fields(backend.describe_execution(item["executionArn"])))
+                    item.update(qualified_fields(backend.describe_execution(item["executionArn"])))
             return result
         backend._validate_machine_arn(arn)
         machine, version, alias = found

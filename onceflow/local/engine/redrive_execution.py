@@ -224,7 +224,7 @@ def _redrive_execution_action(self: StepFunctionResponse) -> ActionResult:
     return ActionResult({"redriveDate": redrive(execution, self._get_param("clientToken"), clock())})
 
 
-def _redrive_fields(execution: Any, now: datetime.datetime, with_status: bool) -> dict[str, Any]:
+def redrive_fields(execution: Any, now: datetime.datetime, with_status: bool) -> dict[str, Any]:
     if not isinstance(execution, Execution) or workflow_type(execution) != StateMachineType.STANDARD:
         return {}
     record = record_of(execution)
@@ -247,10 +247,10 @@ def _serialized(self: StepFunctionResponse, action_result: ActionResult) -> Any:
         backend = self.stepfunction_backend
         now = clock()
         if action == "DescribeExecution" and "executionArn" in result:
-            result.update(_redrive_fields(backend.describe_execution(result["executionArn"]), now, True))
+            result.update(redrive_fields(backend.describe_execution(result["executionArn"]), now, True))
         elif action == "ListExecutions":
             for item in result.get("executions", []):
-                item.update(_redrive_fields(backend.describe_execution(item["executionArn"]), now, False))
+                item.update(redrive_fields(backend.describe_execution(item["executionArn"]), now, False))
             wanted = self._get_param("redriveFilter")
             if wanted in ("REDRIVEN", "NOT_REDRIVEN"):
                 result["executions"] = [

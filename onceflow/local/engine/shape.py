@@ -66,6 +66,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.sqs_visibility",
     "onceflow.local.engine.sqs_counts",
     "onceflow.local.engine.execution_metrics",
+    "onceflow.local.engine.status_events",
     "onceflow.local.engine.quotas",
     "onceflow.local.mocking.moto_engine",
 )

@@ -55,6 +55,9 @@ class _OneLineErrors(TyperGroup):
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         words = [w for w in (args[0] if args else kwargs.get("args")) or sys.argv[1:] if not w.startswith("-")]
         command = f"onceflow {words[0]}" if words and words[0] in self.commands else "onceflow"
+        from onceflow.cli_values import install
+
+        install()  # plain option values without pydantic (issue 21: `status` under 1 s)
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except TyperException as error:

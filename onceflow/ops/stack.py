@@ -18,6 +18,8 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
+from onceflow.ops import timestamps
+
 LOCAL_REGION = "us-east-1"
 # The embedded AWS accepts any credentials; these are the ones it is documented with. Passing them
 # explicitly means a local command never reads the user's profile, so it cannot reach a real account.
@@ -77,14 +79,14 @@ def _local_client(endpoint_url: str, region: str, service: str) -> Any:
 def _local_session() -> botocore.session.Session:
     """A session that ignores AWS_PROFILE (the profile may not even exist where the user is)."""
     ignore_profile = {"profile": (None, None, None, None)}  # not read from AWS_PROFILE / AWS_DEFAULT_PROFILE
-    return botocore.session.Session(session_vars=ignore_profile)
+    return timestamps.install(botocore.session.Session(session_vars=ignore_profile))
 
 
 @cache
 def _aws_session() -> botocore.session.Session:
     """The default credential chain, profile and region, as boto3's default session reads them; one
     per process, so its loaded service models and credentials serve every client."""
-    return botocore.session.Session()
+    return timestamps.install(botocore.session.Session())
 
 
 @dataclass(frozen=True)

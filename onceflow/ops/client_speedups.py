@@ -1,0 +1,21 @@
+"""The client commands' speed-ups, each switchable for a side-by-side measure (benchmarks/trace_status.py).
+
+- plain_values: option values typer would return unchanged are taken without pydantic (onceflow/cli_values.py).
+- timestamps: response timestamps read without dateutil's tzlocal per value (onceflow/ops/timestamps.py).
+
+`ONCEFLOW_CLIENT_SPEEDUPS_OFF=name,name` (or `all`) switches them off, as ONCEFLOW_SPEEDUPS_OFF does
+the embedded engine's (onceflow/local/engine/speedups.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+OFF_VARIABLE = "ONCEFLOW_CLIENT_SPEEDUPS_OFF"
+NAMES = ("plain_values", "timestamps")
+
+
+def enabled(name: str) -> bool:
+    assert name in NAMES, name
+    off = {word.strip() for word in os.environ.get(OFF_VARIABLE, "").split(",")}
+    return not ({"all", name} & off)

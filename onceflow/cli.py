@@ -239,6 +239,15 @@ def start(
             "pipeline costs about 0.04 MB of this process's memory, 1,000 about 36 MB (benchmarks/trace_status.py --memory-only).",
         ),
     ] = 1000,
+    log_budget: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Keep this many newest log events per CloudWatch Logs group; older ones are dropped, oldest "
+            "first (AWS keeps them by the group's retention; `logs` says how many were dropped). Each kept "
+            "starter line costs about 0.8 KB of this process's memory, 10,000 about 8 MB.",
+        ),
+    ] = 10_000,
 ) -> None:
     """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
     problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
@@ -253,7 +262,7 @@ def start(
 
     _quiet_engine_logs()
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
-    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget).start()
+    aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget, log_budget=log_budget).start()
     try:
         stack = deploy(aws.endpoint_url, stack_name=stack_name)
         # Said where clients read it: `trace` and `status` name the budget beside what it pruned.
@@ -444,8 +453,8 @@ def logs(
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new lines (Ctrl-C stops).")] = False,
 ) -> None:
     """A function's CloudWatch Logs lines (JSON, as Lambda writes them), oldest first."""
+    from onceflow.ops.logs import dropped_note, read_lines
     from onceflow.ops.logs import follow as follow_lines
-    from onceflow.ops.logs import read_lines
 
     stack = _stack(endpoint, stack_name, aws)
     group = stack.log_groups.get(function)
@@ -455,6 +464,9 @@ def logs(
             f"{function!r}: the stack's outputs name log groups for {known}", param_hint="'--function'"
         )
     client = stack.client("logs")
+    note = dropped_note(client, group)
+    if note:
+        typer.echo(note, err=True)  # before the lines: they start after what was dropped
     printed = 0
     try:
         lines = follow_lines(client, group, event_id) if follow else iter(read_lines(client, group, event_id))

@@ -13,7 +13,8 @@ added to moto, both patched in one place here and checked against the pinned mot
 
 The engine's speed-ups (onceflow/local/engine/speedups.py) are each switchable with `speedups=`;
 `history_budget=` bounds what moto keeps of finished executions in a long run
-(onceflow/local/engine/retention.py).
+(onceflow/local/engine/retention.py), `log_budget=` the log events it keeps per log group
+(onceflow/local/engine/log_budget.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from werkzeug.serving import make_server
 
 from onceflow.local import engine
 from onceflow.local.engine import direct_transport, keep_alive, retention, shape
+from onceflow.local.engine import log_budget as engine_log_budget
 from onceflow.local.engine import quotas as engine_quotas
 from onceflow.local.engine import speedups as engine_speedups
 from onceflow.local.engine.shape import MotoShapeError, Need, need
@@ -163,10 +165,13 @@ class EmbeddedAws:
         speedups: bool | str | Iterable[str] = True,
         history_budget: int | None = None,
         quotas: engine_quotas.EngineQuotas | None = None,
+        log_budget: int | None = None,
     ):
         """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
         `history_budget`: keep the histories of at most this many finished executions (oldest are
         pruned; None keeps all, as tests that read every execution need). See retention.py.
+        `log_budget`: keep at most this many log events per log group, oldest dropped first (None
+        keeps all). See log_budget.py.
         `quotas`: AWS's throughput quotas enforced as token buckets (off when None): quotas.py."""
         shape.check_engine()
         self.port = port or free_port()
@@ -174,6 +179,7 @@ class EmbeddedAws:
         self.speedups = engine_speedups.resolve(speedups)
         self.retention = retention.Retention(history_budget) if history_budget is not None else None
         self.quotas = engine_quotas.QuotaSwitch(quotas)
+        self.log_budget = engine_log_budget.LogBudget(log_budget) if log_budget is not None else None
         self._request_lock = threading.RLock()
         self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
@@ -216,6 +222,8 @@ class EmbeddedAws:
         for owner, name, replacement in engine.patches(
             speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas
         ):
+            self._patch(owner, name, replacement)
+        for owner, name, replacement in self.log_budget.patches() if self.log_budget is not None else []:
             self._patch(owner, name, replacement)
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app),

@@ -12,6 +12,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+# Tags the embedded AWS puts on a log group whose oldest events it dropped (onceflow/local/engine/log_budget.py).
+LOG_BUDGET_TAG = "onceflow:local-log-budget"
+LOG_DROPPED_TAG = "onceflow:local-log-events-dropped"
+
 
 @dataclass(frozen=True)
 class LogLine:
@@ -82,3 +88,19 @@ def follow(
         if not keep_going():
             return
         sleep(interval)
+
+
+def dropped_note(logs: Any, log_group: str) -> str | None:
+    """What the endpoint's log budget dropped of the group, in a sentence; None when nothing was
+    (and on AWS, which keeps events by the group's retention and puts no such tag)."""
+    try:
+        tags = logs.list_tags_log_group(logGroupName=log_group).get("tags", {})
+    except ClientError:
+        return None
+    dropped = int(tags.get(LOG_DROPPED_TAG, "0") or 0)
+    if not dropped:
+        return None
+    return (
+        f"{dropped:,} older lines of {log_group} were dropped: the embedded AWS keeps the newest "
+        f"{int(tags.get(LOG_BUDGET_TAG, '0')):,} per log group (`onceflow start --log-budget N` keeps more, at a memory cost)"
+    )

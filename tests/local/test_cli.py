@@ -549,10 +549,11 @@ def test_send_with_start_stopped_midway_says_how_many_were_sent(started: Started
 
 
 def test_following_logs_with_start_stopped_ends_with_one_line(started: Started) -> None:
-    """DescribeStacks and the first FilterLogEvents reach `onceflow start`; the next read finds it gone."""
+    """DescribeStacks, ListTagsLogGroup (what the log budget dropped) and the first FilterLogEvents
+    reach `onceflow start`; the next read finds it gone."""
     _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "1"))
     _wait_until_sent(started.stack, ids)
-    relay = VanishingEndpoint(started.endpoint, requests=2)
+    relay = VanishingEndpoint(started.endpoint, requests=3)
     try:
         result = _console("logs", "--follow", "--endpoint", relay.endpoint)
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -399,3 +400,46 @@ def test_executions_of_one_revision_share_one_snapshot_of_the_state_machine(stac
         for name in started[label]:
             answer = sfn.describe_state_machine_for_execution(executionArn=ran[name].execution_arn)
             assert answer["definition"] == expected, (label, name)
+
+
+def test_a_log_budget_keeps_the_newest_events_of_a_group_and_says_what_it_dropped(stack, monkeypatch):
+    """moto keeps every log event put (a long run: about 1.4 of the starter's lines per message);
+    `onceflow start --log-budget N` keeps the newest N per log group, oldest first across its streams,
+    and `onceflow logs` says how many were dropped. AWS keeps events by the group's retention instead
+    (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/Working-with-log-groups-and-streams.html)."""
+    from typer.testing import CliRunner
+
+    from onceflow.cli import app
+    from onceflow.local.engine.log_budget import LogBudget
+    from onceflow.ops.logs import LOG_BUDGET_TAG, LOG_DROPPED_TAG, dropped_note
+
+    for owner, name, replacement in LogBudget(4).patches():
+        monkeypatch.setattr(owner, name, replacement)
+    logs = stack.client("logs")
+    group = stack.outputs["StarterLogGroupName"]
+    now = int(time.time() * 1000)
+    try:
+        for stream, times in (("budget-a", (1, 3, 5)), ("budget-b", (2, 4, 6))):
+            logs.create_log_stream(logGroupName=group, logStreamName=stream)
+            events = [{"timestamp": now + t, "message": f"line {t}"} for t in times]
+            logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+        kept = [e["message"] for e in logs.filter_log_events(logGroupName=group)["events"]]
+        assert sorted(kept) == ["line 3", "line 4", "line 5", "line 6"]  # moto: all 6
+        stored = {
+            s["logStreamName"]: s["storedBytes"] for s in logs.describe_log_streams(logGroupName=group)["logStreams"]
+        }
+        assert stored == {"budget-a": 12, "budget-b": 12}
+        logs.put_log_events(
+            logGroupName=group, logStreamName="budget-a", logEvents=[{"timestamp": now + 7, "message": "line 7"}]
+        )
+        kept = [e["message"] for e in logs.filter_log_events(logGroupName=group)["events"]]
+        assert sorted(kept) == ["line 4", "line 5", "line 6", "line 7"]
+        note = dropped_note(logs, group)
+        assert note is not None and note.startswith(f"3 older lines of {group} were dropped") and "newest 4 " in note
+        shown = CliRunner().invoke(app, ["logs", "--endpoint", stack.endpoint_url, "--stack-name", stack.stack_name])
+        assert shown.exit_code == 0 and note in shown.stderr and "line 7" in shown.stdout
+    finally:
+        logs.untag_log_group(logGroupName=group, tags=[LOG_BUDGET_TAG, LOG_DROPPED_TAG])
+        for stream in ("budget-a", "budget-b"):
+            logs.delete_log_stream(logGroupName=group, logStreamName=stream)
+    assert dropped_note(logs, group) is None

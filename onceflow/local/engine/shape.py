@@ -32,6 +32,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.execution_index",
     "onceflow.local.engine.sqs_receipts",
     "onceflow.local.engine.execution_snapshots",
+    "onceflow.local.engine.log_budget",
     "onceflow.local.engine.index_query",
     "onceflow.local.engine.transact_get",
     "onceflow.local.engine.dynamodb_responses",

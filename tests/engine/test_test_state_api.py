@@ -115,6 +115,9 @@ def test_trace_level_is_debug_for_states_that_are_not_http_tasks(account: Accoun
 
 
 def test_whole_definition_with_state_name_tests_that_state(account: Account) -> None:
+    """stateName picks the state out of the definition; its `$$.State.Name` is "StateName" all the
+    same (AWS's recording: LocalStack's test_state/test_test_state_scenarios.snapshot.json,
+    test_state_with_variables[base_expressions]: stateName "State0", State.Name "StateName")."""
     machine = {
         "StartAt": "First",
         "States": {
@@ -124,7 +127,7 @@ def test_whole_definition_with_state_name_tests_that_state(account: Account) -> 
         },
     }
     response = test_state(account, machine, stateName="Second")
-    assert response == {"status": "SUCCEEDED", "output": '{"me":"Second"}', "nextState": "Third"}
+    assert response == {"status": "SUCCEEDED", "output": '{"me":"StateName"}', "nextState": "Third"}
 
 
 def test_state_name_not_in_the_definition_is_a_validation_error(account: Account) -> None:
@@ -542,6 +545,42 @@ def test_map_with_a_mocked_result_reports_max_concurrency_and_its_tolerance(acco
     assert over["error"] == "States.ExceedToleratedFailureThreshold"
     assert over["cause"] == "The specified tolerated failure threshold was exceeded"
     assert over["inspectionData"]["errorDetails"] == {"catchIndex": 0}
+
+
+@pytest.mark.parametrize("failures", [0, 2])
+def test_a_jsonpath_map_shows_its_input_and_items_before_an_iteration_error(account: Account, failures: int) -> None:
+    """AWS's recording (LocalStack's test_state/test_state_configuration.snapshot.json,
+    test_state_machine_with_state_error[DEBUG] and [TRACE], 2025): TestState of a JSONPath Map
+    (`ItemsPath: $.Values`) whose iteration state fails (stateConfiguration.errorCausedByState, a
+    mocked error) answers FAILED with that error, and inspectionData shows afterInputPath and
+    afterItemsPath (the items written `["first", "second", "third"]`) beside maxConcurrency and
+    toleratedFailureCount, whatever mapIterationFailureCount says."""
+    definition = {
+        "StartAt": "State0",
+        "States": {"State0": {**MAP, "ItemsPath": "$.Values", "ToleratedFailureCount": 2}},
+    }
+    response = sfn(account).test_state(
+        stateName="State0",
+        definition=json.dumps(definition),
+        input=json.dumps({"Values": ["first", "second", "third"]}),
+        inspectionLevel="DEBUG",
+        mock={"errorOutput": {"error": "MockException", "cause": "Mock the error cause."}},
+        stateConfiguration={"mapIterationFailureCount": failures, "errorCausedByState": "B"},
+    )
+
+    assert (response["status"], response["error"], response["cause"]) == (
+        "FAILED",
+        "MockException",
+        "Mock the error cause.",
+    )
+    inspection = response["inspectionData"]
+    assert json.loads(inspection.pop("afterInputPath")) == {"Values": ["first", "second", "third"]}
+    assert json.loads(inspection.pop("input")) == {"Values": ["first", "second", "third"]}
+    assert inspection == {
+        "afterItemsPath": '["first", "second", "third"]',
+        "maxConcurrency": 0,
+        "toleratedFailureCount": 2,
+    }
 
 
 def test_state_name_finds_a_state_nested_in_a_map_or_a_parallel(account: Account) -> None:

@@ -83,6 +83,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from onceflow.local.engine import test_state_context
 from onceflow.local.engine.test_state_request import (
+    BARE_STATE_NAME,
     InvalidDefinition,
     TestStateRequest,
     ValidationException,
@@ -139,6 +140,7 @@ class _Outcome:
     cause: str | None = None
     error_details: dict[str, int] = field(default_factory=dict)
     structured: dict[str, Any] = field(default_factory=dict)  # a Map's maxConcurrency and tolerances
+    items_flow: dict[str, Any] = field(default_factory=dict)  # a JSONPath Map's afterInputPath, afterItemsPath
 
 
 def _error_name(name: str) -> ErrorName:
@@ -185,6 +187,7 @@ def _mock_structured_state(state: StateMap | StateParallel, request: TestStateRe
 
     def eval_execution(env: Any) -> None:
         if isinstance(state, StateMap):
+            _record_items(state, env, outcome)
             state.max_concurrency_decl.eval(env=env)
             outcome.structured["maxConcurrency"] = env.stack.pop()
             tolerance = _map_tolerance(state, env, request, outcome)
@@ -210,6 +213,23 @@ def _mock_structured_state(state: StateMap | StateParallel, request: TestStateRe
         env.stack.append(json.loads(json.dumps(request.mock_result)))
 
     state._eval_execution = eval_execution  # type: ignore[method-assign]
+
+
+def _record_items(state: StateMap, env: Any, outcome: _Outcome) -> None:
+    """A JSONPath Map's input after InputPath and its items after ItemsPath (default `$`), as AWS's
+    inspectionData shows them before the iterations (LocalStack's test_state_configuration.snapshot.json,
+    test_state_machine_with_state_error: afterInputPath and afterItemsPath beside the error of an
+    iteration's state). Items that are no array are left to the Map's own evaluation."""
+    if state.items_path is None:  # JSONata: `Items`, no such steps
+        return
+    outcome.items_flow["afterInputPath"] = env.stack[-1]  # the state's input after InputPath, as moto's Map reads it
+    try:
+        state.items_path.eval(env=env)
+    except Exception:  # a path that selects nothing: reported by the Map's own evaluation, not here
+        return
+    items = env.stack.pop()
+    if isinstance(items, list):
+        outcome.items_flow["afterItemsPath"] = items
 
 
 def _map_tolerance(
@@ -337,6 +357,20 @@ def _apply_context(state: CommonStateField, context: dict[str, Any]) -> None:
     state._eval_state_input = eval_state_input  # type: ignore[method-assign]
 
 
+def _bare_state_name(state: CommonStateField) -> None:
+    """`$$.State.Name` is "StateName" even for a state that `stateName` picked out of a definition
+    (AWS's recording: LocalStack's test_state/test_test_state_scenarios.snapshot.json,
+    test_state_with_variables[base_expressions], 2026: stateName "State0", `$states.context.State.Name`
+    "StateName"); the state keeps its own name for the rest (nextState, error texts)."""
+    original = state._eval_state_input
+
+    def eval_state_input(env: Any) -> None:
+        env.states.context_object.context_object_data["State"]["Name"] = BARE_STATE_NAME
+        original(env)
+
+    state._eval_state_input = eval_state_input  # type: ignore[method-assign]
+
+
 def _environment(request: TestStateRequest, account_id: str, region: str) -> TestStateEnvironment:
     # As AWS shows it: an Express-style execution of a state machine of its own (both named with a
     # UUID), the request's role (null without one).
@@ -389,6 +423,8 @@ def run(request: TestStateRequest, account_id: str, region: str) -> dict[str, An
         _single_attempt(state, request, outcome)
     if request.context is not None:
         _apply_context(state, request.context)
+    else:
+        _bare_state_name(state)
 
     env = _environment(request, account_id, region)
     if request.context is None:
@@ -453,6 +489,8 @@ def _inspection_data(
     elif state_type == "Task" and "afterArguments" in recorded:
         flow["afterArguments"] = recorded["afterArguments"]
     inspection: dict[str, Any] = {key: _text(value, request) for key, value in flow.items()}
+    # As AWS's recordings write them: `", "` between items (LocalStack's test_state_machine_with_state_error).
+    inspection.update({key: json.dumps(value, ensure_ascii=False) for key, value in outcome.items_flow.items()})
     inspection.update(outcome.structured)  # numbers, not JSON text
     if request.variables:
         inspection["variables"] = _compact(request.variables)

@@ -443,3 +443,19 @@ def test_a_log_budget_keeps_the_newest_events_of_a_group_and_says_what_it_droppe
         for stream in ("budget-a", "budget-b"):
             logs.delete_log_stream(logGroupName=group, logStreamName=stream)
     assert dropped_note(logs, group) is None
+
+
+def test_an_execution_never_redriven_keeps_no_redrive_record(stack):
+    """ListExecutions and DescribeExecution answer redriveCount 0 for an execution never redriven
+    (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html); the
+    engine made and kept a redrive record on every execution they answered (one per execution of a
+    long run, read by every ListExecutions page)."""
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "unredriven", 2)
+    listed = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+    described = sfn.describe_execution(executionArn=listed[0]["executionArn"])
+    assert [e["redriveCount"] for e in listed] == [0, 0] and described["redriveCount"] == 0
+    assert described["redriveStatus"] == "NOT_REDRIVABLE"  # SUCCEEDED
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    state_machine = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn)
+    assert [e for e in state_machine.executions if "_onceflow_redrive" in vars(e)] == []

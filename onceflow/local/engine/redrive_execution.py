@@ -82,11 +82,24 @@ class RedriveRecord:
     tokens: list[tuple[str, datetime.datetime]] = field(default_factory=list)
 
 
+_RECORD = "_onceflow_redrive"
+# What an execution never redriven reads: shared, never written (a record is made at its first redrive:
+# ListExecutions and DescribeExecution read every execution they answer, and a record each was kept for
+# every execution of a long run, issue 21).
+_NEVER_REDRIVEN = RedriveRecord()
+
+
 def record_of(execution: Execution) -> RedriveRecord:
-    record = getattr(execution, "_onceflow_redrive", None)
+    """The execution's record, to write: made at its first redrive."""
+    record = getattr(execution, _RECORD, None)
     if record is None:
         record = RedriveRecord()
-        execution._onceflow_redrive = record  # type: ignore[attr-defined]
+        setattr(execution, _RECORD, record)
+    return record
+
+
+def _read_record(execution: Execution) -> RedriveRecord:
+    record: RedriveRecord = getattr(execution, _RECORD, None) or _NEVER_REDRIVEN
     return record
 
 
@@ -190,16 +203,16 @@ class RedriveWorker(ExecutionWorker):
 
 
 def redrive(execution: Execution, client_token: str | None, now: datetime.datetime) -> datetime.datetime:
-    record = record_of(execution)
-    if client_token:
-        record.tokens = [(token, date) for token, date in record.tokens if now - date <= CLIENT_TOKEN_LIFETIME]
-        for token, redrive_date in record.tokens:
-            if token == client_token:
-                return redrive_date
+    tokens = [(token, date) for token, date in _read_record(execution).tokens if now - date <= CLIENT_TOKEN_LIFETIME]
+    for token, redrive_date in tokens if client_token else []:
+        if token == client_token:
+            return redrive_date
     reason = not_redrivable_reason(execution, now)
     if reason is not None:
         raise ExecutionNotRedrivable(f"{reason}: '{execution.exec_arn}'")
     state_name, state_input = resume_point(execution)
+    record = record_of(execution)
+    record.tokens = tokens
     record.count += 1
     record.date = now
     if client_token:
@@ -227,7 +240,7 @@ def _redrive_execution_action(self: StepFunctionResponse) -> ActionResult:
 def redrive_fields(execution: Any, now: datetime.datetime, with_status: bool) -> dict[str, Any]:
     if not isinstance(execution, Execution) or workflow_type(execution) != StateMachineType.STANDARD:
         return {}
-    record = record_of(execution)
+    record = _read_record(execution)
     fields: dict[str, Any] = {"redriveCount": record.count}
     if record.date is not None:
         fields["redriveDate"] = record.date

@@ -103,6 +103,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "https://docs.aws.amazon.com/step-functions/latest/dg/eventbridge-integration.html",
         "test_status_change_events_reach_a_rules_sqs_target",
     ),
+    "A status change rule's target with Input gets that text; with an InputTransformer, its output": (
+        "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-transform-target-input.html",
+        "test_status_change_events_honour_a_targets_input_and_input_transformer",
+    ),
 }
 
 
@@ -703,3 +707,27 @@ def test_status_change_events_reach_a_rules_sqs_target(account: Account):
     assert isinstance(running["startDate"], int) and succeeded["stopDate"] >= running["startDate"]
     published = sqs.receive_message(QueueUrl=topic_queue_url, MaxNumberOfMessages=10)["Messages"]
     assert [json.loads(json.loads(m["Body"])["Message"])["detail"] for m in published] == [running, succeeded]
+
+
+def test_status_change_events_honour_a_targets_input_and_input_transformer(account: Account):
+    """EventBridge hands a target its constant `Input` instead of the event, or what its
+    InputTransformer makes of it (InputPathsMap, then InputTemplate)."""
+    sqs, events = account.client("sqs"), account.client("events")
+    urls = [sqs.create_queue(QueueName=f"conformance-status-input-{n}")["QueueUrl"] for n in range(2)]
+    arns = [sqs.get_queue_attributes(QueueUrl=u, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"] for u in urls]
+    machine = account.state_machine(single_state({"Type": "Pass"}))
+    events.put_rule(Name="conformance-inputs", EventPattern=json.dumps({"source": ["aws.states"]}))
+    transformer = {"InputPathsMap": {"status": "$.detail.status"}, "InputTemplate": '{"s": "<status>"}'}
+    events.put_targets(
+        Rule="conformance-inputs",
+        Targets=[
+            {"Id": "constant", "Arn": arns[0], "Input": '{"fixed": true}'},
+            {"Id": "transformed", "Arn": arns[1], "InputTransformer": transformer},
+        ],
+    )
+
+    wait_for(account.sfn, account.start(machine, {}), timeout=30)
+
+    bodies = [[m["Body"] for m in sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10)["Messages"]] for u in urls]
+    assert bodies[0] == ['{"fixed": true}', '{"fixed": true}']
+    assert [json.loads(b) for b in bodies[1]] == [{"s": "RUNNING"}, {"s": "SUCCEEDED"}]

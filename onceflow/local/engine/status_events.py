@@ -178,7 +178,7 @@ def _service(target: dict[str, Any]) -> str:
 def _payload(target: dict[str, Any], event: dict[str, Any]) -> Any:
     """What the target receives: the event, the target's constant `Input`, or its InputTransformer's output."""
     if "Input" in target:
-        return json.loads(target["Input"])
+        return target["Input"]  # the target's own JSON text, as it is
     transformer = target.get("InputTransformer")
     if transformer:
         return EventTemplateParser.parse(

@@ -204,6 +204,30 @@ def test_mocked_result_replaces_the_call_and_needs_no_role(account: Account) -> 
     assert response["inspectionData"]["afterResultSelector"] == '{"id":"m-1"}'
 
 
+def test_a_jsonata_task_shows_its_result_between_arguments_and_output(account: Account) -> None:
+    """As AWS recorded it (LocalStack's test_state/test_test_state_scenarios.snapshot.json,
+    test_localstack_blogpost_scenario, large_purchase_ask_for_approval_response: a mocked JSONata
+    Task at TRACE shows input, afterArguments and result; Output makes the output from it)."""
+    state = {
+        "Type": "Task",
+        "QueryLanguage": "JSONata",
+        "Resource": "arn:aws:states:::sns:publish",
+        "Arguments": {"TopicArn": TOPIC_ARN, "Message": "{% $states.input.message %}"},
+        "Output": {"id": "{% $states.result.MessageId %}", "by": "Mary"},
+        "End": True,
+    }
+    response = test_state(
+        account, state, input='{"message":"hi"}', inspectionLevel="TRACE", mock={"result": '{"MessageId":"m-1"}'}
+    )
+    assert response["status"] == "SUCCEEDED"
+    assert response["output"] == '{"id":"m-1","by":"Mary"}'
+    assert response["inspectionData"] == {
+        "input": '{"message":"hi"}',
+        "afterArguments": json.dumps({"TopicArn": TOPIC_ARN, "Message": "hi"}, separators=(",", ":")),
+        "result": '{"MessageId":"m-1"}',
+    }
+
+
 def test_context_object_of_the_request_is_the_one_the_state_sees(account: Account) -> None:
     context = {
         "Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:m:given"},

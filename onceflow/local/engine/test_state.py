@@ -486,8 +486,11 @@ def _inspection_data(
     state_type = request.state.get("Type")
     if state._is_language_query_jsonpath():
         flow.update(_jsonpath_flow(state_type, request, recorded, succeeded))
-    elif state_type == "Task" and "afterArguments" in recorded:
-        flow["afterArguments"] = recorded["afterArguments"]
+    elif state_type == "Task":
+        if "afterArguments" in recorded:
+            flow["afterArguments"] = recorded["afterArguments"]
+        if succeeded and "result" in recorded:  # the result before Output (the recorded blogpost scenario)
+            flow["result"] = recorded["result"]
     inspection: dict[str, Any] = {key: _text(value, request) for key, value in flow.items()}
     # As AWS's recordings write them: `", "` between items (LocalStack's test_state_machine_with_state_error).
     inspection.update({key: json.dumps(value, ensure_ascii=False) for key, value in outcome.items_flow.items()})

@@ -107,6 +107,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-transform-target-input.html",
         "test_status_change_events_honour_a_targets_input_and_input_transformer",
     ),
+    "A disabled rule, or a schedule rule (no event pattern), gets no status change event": (
+        "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rules.html",
+        "test_status_change_events_skip_disabled_and_schedule_rules",
+    ),
 }
 
 
@@ -731,3 +735,23 @@ def test_status_change_events_honour_a_targets_input_and_input_transformer(accou
     bodies = [[m["Body"] for m in sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10)["Messages"]] for u in urls]
     assert bodies[0] == ['{"fixed": true}', '{"fixed": true}']
     assert [json.loads(b) for b in bodies[1]] == [{"s": "RUNNING"}, {"s": "SUCCEEDED"}]
+
+
+def test_status_change_events_skip_disabled_and_schedule_rules(account: Account):
+    """Only an enabled rule with an event pattern matches events: a DISABLED rule's target and a
+    schedule rule's target (moto's matcher takes a missing pattern as matching everything) get none,
+    while an enabled rule beside them does."""
+    sqs, events = account.client("sqs"), account.client("events")
+    urls = [sqs.create_queue(QueueName=f"conformance-status-skip-{n}")["QueueUrl"] for n in range(3)]
+    arns = [sqs.get_queue_attributes(QueueUrl=u, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"] for u in urls]
+    pattern = json.dumps({"source": ["aws.states"]})
+    events.put_rule(Name="conformance-disabled", EventPattern=pattern, State="DISABLED")
+    events.put_rule(Name="conformance-schedule", ScheduleExpression="rate(5 minutes)")
+    events.put_rule(Name="conformance-enabled", EventPattern=pattern)
+    for rule, arn in zip(["conformance-disabled", "conformance-schedule", "conformance-enabled"], arns, strict=True):
+        events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": arn}])
+
+    wait_for(account.sfn, account.start(account.state_machine(single_state({"Type": "Pass"})), {}), timeout=30)
+
+    received = [len(sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10).get("Messages", [])) for u in urls]
+    assert received == [0, 0, 2]

@@ -29,8 +29,13 @@ from tests.engine.test_sync_execution import sfn as sync_client
 API = "https://docs.aws.amazon.com/step-functions/latest/apireference"
 CONTEXT = "https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html"
 PASS = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+CFN_STATE_MACHINE = "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-stepfunctions-statemachine.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
+    "An AWS::StepFunctions::StateMachine CloudFormation creates (Definition or DefinitionString) is the API's": (
+        CFN_STATE_MACHINE,
+        "test_a_state_machine_cloudformation_creates_is_listed_described_and_deleted_with_its_stack",
+    ),
     "CreateStateMachine is idempotent for the same request; another definition or type is refused": (
         f"{API}/API_CreateStateMachine.html",
         "test_create_state_machine_is_idempotent_only_for_the_same_request",
@@ -112,6 +117,45 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "test_status_change_events_skip_disabled_and_schedule_rules",
     ),
 }
+
+
+@pytest.mark.parametrize("definition_property", ["Definition", "DefinitionString"])
+def test_a_state_machine_cloudformation_creates_is_listed_described_and_deleted_with_its_stack(
+    account: Account, definition_property: str
+) -> None:
+    """As AWS recorded it (LocalStack's test_sfn_api.snapshot.json,
+    test_cloudformation_definition_create_describe and test_cloudformation_definition_string_create_describe):
+    the stack's state machine is in ListStateMachines and DescribeStateMachine answers its definition and role;
+    `Definition` is the ASL as an object, `DefinitionString` as text (the resource's page)."""
+    asl = {
+        "Comment": "from a stack",
+        "StartAt": "P",
+        "States": {"P": {"Type": "Pass", "Result": {"a": 1}, "End": True}},
+    }
+    value = asl if definition_property == "Definition" else json.dumps(asl)
+    name = f"stack-machine-{definition_property.lower()}"
+    template = {
+        "Resources": {
+            "Machine": {
+                "Type": "AWS::StepFunctions::StateMachine",
+                "Properties": {"StateMachineName": name, definition_property: value, "RoleArn": ROLE_ARN},
+            }
+        }
+    }
+    cloudformation = account.client("cloudformation")
+    cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName=name, WaiterConfig={"Delay": 0.1})
+
+    listed = [m for m in account.sfn.list_state_machines()["stateMachines"] if m["name"] == name]
+    assert len(listed) == 1
+    described = account.sfn.describe_state_machine(stateMachineArn=listed[0]["stateMachineArn"])
+    assert (json.loads(described["definition"]), described["roleArn"], described["status"]) == (asl, ROLE_ARN, "ACTIVE")
+    execution = account.sfn.start_execution(stateMachineArn=listed[0]["stateMachineArn"], input="{}")
+    assert wait_for(account.sfn, execution["executionArn"], timeout=30).status == "SUCCEEDED"
+
+    cloudformation.delete_stack(StackName=name)
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName=name, WaiterConfig={"Delay": 0.1})
+    assert name not in [m["name"] for m in account.sfn.list_state_machines()["stateMachines"]]
 
 
 def test_every_behaviour_names_an_aws_page_and_a_test():

@@ -147,6 +147,10 @@ def patches(
     from onceflow.local.engine import integration_metadata
 
     selected += integration_metadata.patches(selected)
+    # CloudFormation's AWS::StepFunctions::StateMachine in the backend the API reads: cloudformation_state_machines.py.
+    from onceflow.local.engine import cloudformation_state_machines
+
+    selected += cloudformation_state_machines.patches()
     # SQS FIFO queues as AWS runs them (CloudFormation's .fifo names): onceflow/local/engine/sqs_fifo.py.
     from onceflow.local.engine import sqs_fifo
 

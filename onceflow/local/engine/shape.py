@@ -62,6 +62,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.dynamodb_validation",
     "onceflow.local.engine.secret_names",
     "onceflow.local.engine.integration_metadata",
+    "onceflow.local.engine.cloudformation_state_machines",
     "onceflow.local.engine.sqs_fifo",
     "onceflow.local.engine.sqs_long_poll",
     "onceflow.local.engine.sqs_visibility",

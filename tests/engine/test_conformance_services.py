@@ -41,6 +41,10 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         DYNAMODB,
         "test_dynamodb_results_carry_the_http_metadata_and_aws_sdk_results_none",
     ),
+    "states:startExecution's result carries SdkHttpMetadata (JSON body length) and SdkResponseMetadata": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html",
+        "test_states_start_execution_result_carries_the_http_metadata",
+    ),
     "SNS Publish: SequenceNumber for a FIFO topic, AWS's error without MessageGroupId or topic": (
         "https://docs.aws.amazon.com/sns/latest/api/API_Publish.html",
         "test_sns_publish_answers_as_aws_for_fifo_topics_and_missing_topics",
@@ -162,6 +166,27 @@ def test_dynamodb_results_carry_the_http_metadata_and_aws_sdk_results_none(accou
     assert "x-amzn-requestid" in got["SdkHttpMetadata"]["HttpHeaders"]
     assert "SdkHttpMetadata" not in queried and "SdkResponseMetadata" not in queried
     assert queried["Items"] == [item]
+
+
+def test_states_start_execution_result_carries_the_http_metadata(account: Account):
+    """AWS's recording (LocalStack's services/test_sfn_task_service.snapshot.json,
+    test_start_execution_input_json): ExecutionArn, StartDate and the metadata, the headers those
+    of SQS's JSON protocol; Content-Length is the body `{"executionArn":"…","startDate":1.7…E9}`."""
+    child = account.state_machine(single_state({"Type": "Pass"}))
+    output = _task_result(
+        account, "arn:aws:states:::states:startExecution", {"StateMachineArn": child, "Input": {"a": 1}, "Name": "kid"}
+    )
+
+    assert set(output) == {"ExecutionArn", "StartDate", "SdkHttpMetadata", "SdkResponseMetadata"}
+    start = account.sfn.describe_execution(executionArn=output["ExecutionArn"])["startDate"]
+    seconds = f"{start.timestamp():.3f}".rstrip("0").rstrip(".").replace(".", "")
+    java = f"{seconds[0]}.{seconds[1:] or '0'}E9"
+    body = f'{{"executionArn":"{output["ExecutionArn"]}","startDate":{java}}}'
+    _check_metadata(
+        output,
+        {"Content-Length": str(len(body)), "Content-Type": "application/x-amz-json-1.0", "connection": "keep-alive"},
+    )
+    assert output["SdkHttpMetadata"]["HttpHeaders"]["x-amzn-RequestId"] == output["SdkResponseMetadata"]["RequestId"]
 
 
 def test_update_item_answers_consumed_capacity_only_when_asked(account: Account):

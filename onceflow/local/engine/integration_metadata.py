@@ -1,4 +1,4 @@
-"""The optimised SQS, SNS and DynamoDB integrations' results carry the service's HTTP response
+"""The optimised SQS, SNS, DynamoDB and Step Functions (states:startExecution) integrations' results carry the service's HTTP response
 metadata, as AWS's do: `SdkHttpMetadata` (the response's headers, once as lists in `AllHttpHeaders`
 and once as strings in `HttpHeaders`, and `HttpStatusCode`) and `SdkResponseMetadata`
 (`RequestId`). moto's integrations drop the response metadata; a workflow that reads, say,
@@ -7,18 +7,23 @@ than on AWS. `aws-sdk:*` integrations carry none, on AWS as here.
 
 The headers are the ones AWS's recordings show for each service, `Content-Length` is the length of
 the body the service would have sent (compact JSON for SQS and DynamoDB, the query protocol's XML
-for SNS), DynamoDB's `x-amz-crc32` its CRC32. Mocked results (Step Functions Local's mock config,
+for SNS), DynamoDB's `x-amz-crc32` its CRC32. StartExecution's body is the JSON protocol's
+`{"executionArn":…,"startDate":…}` with the date as AWS's service writes epoch seconds
+(`1.762432553123E9`, trailing zeros dropped): inferred from AWS's two recordings, made 30 s apart
+for names of the same length, whose Content-Length is 164 and 163 (the date's digits vary). Mocked results (Step Functions Local's mock config,
 TestState's `mock`) are the caller's own text and carry none.
 
 AWS's recordings: LocalStack's services/test_sqs_task_service.snapshot.json (test_send_message),
 services/test_sns_task_service.snapshot.json (test_publish_base),
-services/test_dynamodb_task_service.snapshot.json (test_base_integrations).
+services/test_dynamodb_task_service.snapshot.json (test_base_integrations),
+services/test_sfn_task_service.snapshot.json (test_start_execution_input_json).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import decimal
 import email.utils
 import json
 import random
@@ -31,6 +36,9 @@ from xml.sax.saxutils import escape
 
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (
     StateTaskServiceDynamoDB,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
+    StateTaskServiceSfn,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns import (
     StateTaskServiceSns,
@@ -53,7 +61,7 @@ _DYNAMODB_REQUEST_ID = string.ascii_uppercase + string.digits
 def moto_needs() -> list[Need]:
     return [
         need(service, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters")
-        for service in (StateTaskServiceSqs, StateTaskServiceSns, StateTaskServiceDynamoDB)
+        for service in (StateTaskServiceSqs, StateTaskServiceSns, StateTaskServiceDynamoDB, StateTaskServiceSfn)
     ]
 
 
@@ -65,6 +73,7 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
             (StateTaskServiceSqs, (_sqs_headers, _uuid)),
             (StateTaskServiceSns, (_sns_headers, _uuid)),
             (StateTaskServiceDynamoDB, (_dynamodb_headers, _dynamodb_request_id)),
+            (StateTaskServiceSfn, (_sfn_headers, _uuid)),
         )
     ]
 
@@ -119,13 +128,36 @@ def _json_body(response: dict[str, Any]) -> bytes:
 
 
 def _sqs_headers(action: str, response: dict[str, Any], request_id: str) -> Headers:
+    return _json_headers(len(_json_body(response)), request_id)
+
+
+def _json_headers(length: int, request_id: str) -> Headers:
+    """The JSON protocol's headers of SQS and Step Functions, as AWS's recordings show them."""
     return {
-        "Content-Length": str(len(_json_body(response))),
+        "Content-Length": str(length),
         "Content-Type": JSON_1_0,
         "Date": _date(),
         "connection": "keep-alive",
         "x-amzn-RequestId": request_id,
     }
+
+
+def _sfn_headers(action: str, response: dict[str, Any], request_id: str) -> Headers:
+    """StartExecution's body, its startDate as AWS's service writes epoch seconds."""
+    rest = {key: value for key, value in response.items() if key != "startDate"}
+    body = _json_body(rest)
+    if "startDate" in response:
+        date = b'"startDate":' + _java_seconds(response["startDate"]).encode()
+        body = body[:-1] + (b"," if rest else b"") + date + b"}"
+    return _json_headers(len(body), request_id)
+
+
+def _java_seconds(when: datetime.datetime) -> str:
+    """Epoch seconds to the millisecond as AWS's JSON writes them: 1.762432553123E9."""
+    seconds = decimal.Decimal(round(when.timestamp() * 1000)).scaleb(-3).normalize()
+    _, digits, exponent = seconds.as_tuple()
+    text = "".join(map(str, digits))
+    return f"{text[0]}.{text[1:] or '0'}E{len(digits) + int(exponent) - 1}"
 
 
 def _sns_headers(action: str, response: dict[str, Any], request_id: str) -> Headers:

@@ -214,6 +214,29 @@ def test_moto_server_finds_the_backend_without_listing_its_package(stack):
     assert calls["listdir"] == 0  # moto: one directory listing (and a stat per entry) per request
 
 
+class _CountedPatterns(list):
+    """A backend's URL patterns that count how often they are walked."""
+
+    walked = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        type(self).walked += 1
+        return super().__iter__()
+
+
+def test_moto_server_matches_a_host_against_the_backends_patterns_once(stack):
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    app = DomainDispatcherApplication(create_backend_app)
+    app.backend_url_patterns = _CountedPatterns(app.backend_url_patterns)
+    hosts = ["sqs.us-east-1.amazonaws.com", "states.eu-west-1.amazonaws.com", "dynamodb.us-east-1.amazonaws.com"]
+    first = [app.get_backend_for_host(host) for host in hosts]
+    assert first == ["sqs", "stepfunctions", "dynamodb"]  # what moto's own matching finds
+    walked = _CountedPatterns.walked
+    assert [app.get_backend_for_host(host) for _ in range(3) for host in hosts] == first * 3
+    assert _CountedPatterns.walked == walked  # moto: every pattern walked for every request, twice
+
+
 def test_moto_lists_a_response_class_s_methods_once_not_per_request(stack):
     sqs = stack.client("sqs")
     sqs.list_queues()

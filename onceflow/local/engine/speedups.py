@@ -25,8 +25,9 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   a receipt-handle index whatever is switched (engine/sqs_receipts.py, which keeps nothing of
   deleted messages).
 - dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
-  request to find the backend for the Host header, and every response class lists its methods
-  (inspect.getmembers) on every request to find the action's; both are read once here.
+  request to find the backend for the Host header, then matches the host against every backend's
+  URL patterns (hundreds of regular expressions, twice a request), and every response class lists
+  its methods (inspect.getmembers) on every request to find the action's; all are read once here.
 - item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
   tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
 - execution_index: executions found by ARN and name through an index instead of a walk of every
@@ -72,6 +73,7 @@ from moto.core import utils as moto_core_utils
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.sqs import models as sqs_models
 from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.asl.component.common.path import result_path
@@ -182,6 +184,8 @@ def moto_needs() -> list[Any]:
         need(sqs_models.Queue, "BASE_ATTRIBUTES"),  # MessageRetentionPeriod: an int attribute of the queue
         need(sqs_models, "unix_time"),
         need(moto_backends, "list_of_moto_modules"),
+        need(DomainDispatcherApplication, "get_backend_for_host", "host"),
+        need(DomainDispatcherApplication, "__init__", "create_app"),  # sets backend_url_patterns
         need(moto_core_responses, "method_names_from_class"),
         need(moto_core_utils, "method_names_from_class", "clazz"),
         need(dynamodb_models, "copy"),
@@ -386,7 +390,30 @@ def dispatch_cache() -> list[Patch]:
     return [
         (moto_backends, "list_of_moto_modules", lambda: modules),
         (moto_core_responses, "method_names_from_class", method_names),
+        (DomainDispatcherApplication, "get_backend_for_host", _backend_for_host()),
     ]
+
+
+def _backend_for_host() -> Callable[[Any, str | None], Any]:
+    """moto's server finds a request's backend (twice per request) by matching its Host against
+    every backend's URL patterns in turn, several hundred regular expressions: a host's backend,
+    once found, is kept (per list of patterns: the app's, which moto builds once from its index).
+    A host with no backend is asked again each time, as moto does (it may print a warning)."""
+    original = DomainDispatcherApplication.get_backend_for_host
+    found: dict[tuple[int, str], Any] = {}
+
+    def get_backend_for_host(self: Any, host: str | None) -> Any:
+        if host is None:
+            return None
+        key = (id(self.backend_url_patterns), host)
+        backend = found.get(key)
+        if backend is None:
+            backend = original(self, host)
+            if backend is not None:
+                found[key] = backend
+        return backend
+
+    return get_backend_for_host
 
 
 # --- item_rollback --------------------------------------------------------------------------------

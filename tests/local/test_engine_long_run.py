@@ -459,3 +459,28 @@ def test_an_execution_never_redriven_keeps_no_redrive_record(stack):
     backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
     state_machine = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn)
     assert [e for e in state_machine.executions if "_onceflow_redrive" in vars(e)] == []
+
+
+def test_a_pruned_execution_keeps_its_input_and_output_as_text(stack, embedded_aws):
+    """A pruned execution (the history budget, engine/retention.py) still answers its input and
+    output (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html),
+    byte for byte; it keeps them as compact JSON text instead of moto's parsed values, and no
+    `{"included": true}` details per execution (a long run kept all of those per execution)."""
+    from onceflow.local.engine.retention import Retention
+
+    sfn = stack.client("stepfunctions")
+    run_orders(stack, "compacted", 3)
+    listed = sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"]
+    before = [sfn.describe_execution(executionArn=e["executionArn"]) for e in listed]
+    with embedded_aws.lock:
+        assert Retention(max_histories=0).prune() == 3
+    after = [sfn.describe_execution(executionArn=e["executionArn"]) for e in listed]
+    for was, now in zip(before, after, strict=True):
+        del was["ResponseMetadata"], now["ResponseMetadata"]
+        assert now == was and now["inputDetails"] == now["outputDetails"] == {"included": True}
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    state_machine = next(sm for sm in backend.state_machines if sm.arn == stack.state_machine_arn)
+    for execution in state_machine.executions:
+        kept = vars(execution)
+        assert not {"input_data", "output", "input_details", "output_details"} & set(kept), sorted(kept)
+        assert json.loads(kept["_onceflow_input_data_text"]) == execution.input_data  # parsed again when read

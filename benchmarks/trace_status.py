@@ -13,6 +13,11 @@ Beside the commands, the same reads done the way `trace` did before (ListExecuti
 100, one GetExecutionHistory after another) are timed in this process, side by side; so are
 `status`'s reads now (onceflow/ops/status.py) and as it made them before (every execution listed,
 the state table scanned, then the latest histories and the dead-letter sample, one after another).
+Both commands also run with the client commands' speed-ups switched off
+(ONCEFLOW_CLIENT_SPEEDUPS_OFF=all: option values through pydantic, timestamps through dateutil's
+tzlocal), interleaved with the default runs; and two per-request costs are timed in this process
+both ways: moto's server matching a host against every backend's URL patterns against the
+engine's dispatch_cache, and botocore's timestamp parser against the commands' own.
 """
 
 from __future__ import annotations
@@ -113,6 +118,56 @@ def _command(argv: list[str], environment: dict[str, str]) -> float:
 
 
 SAMPLE = 500
+CLIENT_OFF = {"ONCEFLOW_CLIENT_SPEEDUPS_OFF": "all"}
+
+
+def _cpu_of_children() -> float:
+    usage = os.times()
+    return usage.children_user + usage.children_system
+
+
+def _command_cpu(argv: list[str], environment: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one `onceflow` run."""
+    before = _cpu_of_children()
+    wall = _command(argv, environment)
+    return wall, _cpu_of_children() - before
+
+
+def _per_call_costs(endpoint: str, arn: str) -> list[tuple[str, float, float]]:
+    """(what, before us, now us) per call, timed here: moto's host matching for a Step Functions
+    request against dispatch_cache's, botocore's timestamp parser against onceflow/ops/timestamps.py's
+    (on ListExecutions' dates)."""
+    import timeit
+
+    from botocore.utils import parse_timestamp as botocore_parse
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    from onceflow.local.engine.speedups import _backend_for_host
+    from onceflow.ops.timestamps import parse_timestamp
+
+    modules = tuple(backends.list_of_moto_modules())  # as dispatch_cache has it in both cases
+    listing, backends.list_of_moto_modules = backends.list_of_moto_modules, lambda: modules
+    try:
+        app, cached, host = (
+            DomainDispatcherApplication(create_backend_app),
+            _backend_for_host(),
+            "states.us-east-1.amazonaws.com",
+        )
+        moto_us = (
+            timeit.timeit(lambda: DomainDispatcherApplication.get_backend_for_host(app, host), number=500) / 500 * 1e6
+        )
+        cached_us = timeit.timeit(lambda: cached(app, host), number=500) / 500 * 1e6
+    finally:
+        backends.list_of_moto_modules = listing
+    page = _client(endpoint, "stepfunctions").list_executions(stateMachineArn=arn, maxResults=1000)  # type: ignore[attr-defined]
+    epochs = [e["startDate"].timestamp() for e in page["executions"]] or [time.time()]
+    theirs = timeit.timeit(lambda: [botocore_parse(v) for v in epochs], number=5) / 5 / len(epochs) * 1e6
+    ours = timeit.timeit(lambda: [parse_timestamp(v) for v in epochs], number=5) / 5 / len(epochs) * 1e6
+    return [
+        ("host -> backend, twice per request (us each)", moto_us, cached_us),
+        ("a response timestamp parsed (us)", theirs, ours),
+    ]
 
 
 def _before(endpoint: str, arn: str) -> tuple[float, float]:
@@ -238,15 +293,22 @@ def main() -> None:
             loads = [os.getloadavg()[0]]
             if options.only in ("status", "all"):
                 cpu = _cpu_seconds(server.pid)
-                status = [_command(["status"], environment) for _ in range(3)]
+                status_runs = [_command_cpu(["status"], environment) for _ in range(3)]
                 status_cpu = (_cpu_seconds(server.pid) - cpu) / 3
+                status = [wall for wall, _ in status_runs]
+                status_off = [_command_cpu(["status"], {**environment, **CLIENT_OFF}) for _ in range(3)]
+                status_runs += [_command_cpu(["status"], environment) for _ in range(2)]  # interleaved
+                status_off += [_command_cpu(["status"], {**environment, **CLIENT_OFF}) for _ in range(2)]
                 status_now, status_before = _status_reads(endpoint)
                 loads.append(os.getloadavg()[0])
             if options.only in ("trace", "all"):
-                trace = _command(["trace", "--out", f"{scratch}/trace.html"], environment)
+                trace, trace_client = _command_cpu(["trace", "--out", f"{scratch}/trace.html"], environment)
                 size = (Path(scratch) / "trace.html").stat().st_size
+                trace_off = _command_cpu(["trace", "--out", f"{scratch}/trace-off.html"], {**environment, **CLIENT_OFF})
+                same_page = (Path(scratch) / "trace.html").read_text() == (Path(scratch) / "trace-off.html").read_text()
                 listing, reading = _before(endpoint, arn)
                 loads.append(os.getloadavg()[0])
+        per_call = _per_call_costs(endpoint, arn)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -260,12 +322,28 @@ def main() -> None:
             f"{'onceflow status (median of 3)':48}{sorted(status)[1]:>8.2f}{1.0:>10.1f}   (server CPU {status_cpu:.2f} s each)"
         )
         print(f"{'status reads now (in this process)':48}{status_now:>8.2f}")
+        for label, runs in (("status, client speed-ups off", status_off), ("status, client speed-ups on", status_runs)):
+            walls, cpus = sorted(w for w, _ in runs), sorted(c for _, c in runs)
+            print(
+                f"{label + f' (median of {len(runs)})':48}{walls[len(walls) // 2]:>8.2f}"
+                f"{'':>10}   (its CPU {cpus[len(cpus) // 2]:.2f} s; walls {', '.join(f'{w:.2f}' for w in walls)})"
+            )
+        off_cpu = sorted(c for _, c in status_off)[len(status_off) // 2]
+        on_cpu = sorted(c for _, c in status_runs)[len(status_runs) // 2]
+        print(f"ratio status CPU off / on: {off_cpu / on_cpu:.2f}×")
         print(f"{'status reads before: all listed, table scanned':48}{status_before:>8.2f}")
     if options.only in ("trace", "all"):
         print(f"{'onceflow trace (page ' + f'{size / 1e6:.1f} MB)':48}{trace:>8.2f}{10.0:>10.1f}")
         print(f"{'before: ListExecutions, pages of 100':48}{listing:>8.2f}")
         print(f"{'before: + one history after another (no page)':48}{reading:>8.2f}   ({SAMPLE} read, scaled)")
         print(f"ratio trace now / reads before: {trace / reading:.2f}×")
+        print(
+            f"{'trace, client speed-ups off':48}{trace_off[0]:>8.2f}{'':>10}   (its CPU {trace_off[1]:.2f} s;"
+            f" on: {trace:.2f} s wall, {trace_client:.2f} s CPU; the same page: {same_page})"
+        )
+    print(f"{'per call (in this process)':48}{'before':>8}{'now':>10}")
+    for label, before, now in per_call:
+        print(f"{label:48}{before:>8.2f}{now:>10.2f}   ({before / now:.0f}×)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ as a user runs them (fresh interpreters, wall time), and what a kept history cos
     python -m benchmarks.trace_status --executions 20000
     python -m benchmarks.trace_status --memory-only   # the history budget's memory cost
     python -m benchmarks.trace_status --only status   # `status` alone (no trace page)
+    python -m benchmarks.trace_status --requests idle_gates --executions 200
+                                                      # server CPU per request, a speed-up off and on
 
 The executions are started with StartExecution (the starter's input, from threads in this
 process), so filling does not wait on the queue: every 10th resends an earlier event (the
@@ -46,7 +48,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start(port: int, budget: int) -> subprocess.Popen[str]:
+def _start(port: int, budget: int, environment: dict[str, str] | None = None) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -61,6 +63,7 @@ def _start(port: int, budget: int) -> subprocess.Popen[str]:
             str(budget),
         ],
         cwd=ROOT,
+        env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -271,13 +274,72 @@ def memory_per_history(executions: int = 150) -> float:
         return freed / pruned / 1e6
 
 
+REQUEST_KINDS = ("DescribeExecution", "GetExecutionHistory", "ListTagsForResource")
+
+
+def _requests(endpoint: str, arn: str, kind: str, count: int) -> float:
+    """`count` requests of `kind` from this process (one kept connection), one after another."""
+    sfn = _client(endpoint, "stepfunctions")
+    arns = [e["executionArn"] for e in sfn.list_executions(stateMachineArn=arn, maxResults=100)["executions"]]  # type: ignore[attr-defined]
+    calls = {
+        "DescribeExecution": lambda i: sfn.describe_execution(executionArn=arns[i % len(arns)]),  # type: ignore[attr-defined]
+        "GetExecutionHistory": lambda i: sfn.get_execution_history(executionArn=arns[i % len(arns)]),  # type: ignore[attr-defined]
+        "ListTagsForResource": lambda i: sfn.list_tags_for_resource(resourceArn=arn),  # type: ignore[attr-defined]
+    }
+    began = time.perf_counter()
+    for i in range(count):
+        calls[kind](i)
+    return time.perf_counter() - began
+
+
+def server_requests(speedup: str, executions: int, count: int = 200, rounds: int = 3) -> None:
+    """Server CPU per request from another process, `speedup` switched off and on: two `onceflow
+    start`, filled alike, read in alternation (so the machine's load falls on both alike)."""
+    servers = {}
+    try:
+        for label, off in (("off", speedup), ("on", "")):
+            port = _free_port()
+            environment = {**os.environ, "ONCEFLOW_SPEEDUPS_OFF": off}
+            servers[label] = (f"http://127.0.0.1:{port}", _start(port, 1000, environment))
+        arns = {label: _fill(endpoint, executions)[0] for label, (endpoint, _) in servers.items()}
+        for _, process in servers.values():
+            _settle(process.pid)
+        cpu: dict[tuple[str, str], list[float]] = {}
+        wall: dict[tuple[str, str], list[float]] = {}
+        loads = [os.getloadavg()[0]]
+        for _ in range(rounds):
+            for kind in REQUEST_KINDS:
+                for label, (endpoint, process) in servers.items():
+                    before = _cpu_seconds(process.pid)
+                    wall.setdefault((kind, label), []).append(_requests(endpoint, arns[label], kind, count) / count)
+                    cpu.setdefault((kind, label), []).append((_cpu_seconds(process.pid) - before) / count)
+            loads.append(os.getloadavg()[0])
+    finally:
+        for _, process in servers.values():
+            process.terminate()
+            process.wait(timeout=60)
+    print(
+        f"server CPU per request, `{speedup}` off / on ({executions} executions, {rounds} rounds of {count} "
+        f"serial requests each, median); load (1 min) {', '.join(f'{load:.1f}' for load in loads)}"
+    )
+    print(f"{'request':24}{'off ms':>9}{'on ms':>9}{'on/off':>8}{'wall off':>10}{'wall on':>9}")
+    for kind in REQUEST_KINDS:
+        off, on = (sorted(cpu[(kind, label)])[rounds // 2] * 1000 for label in ("off", "on"))
+        wall_off, wall_on = (sorted(wall[(kind, label)])[rounds // 2] * 1000 for label in ("off", "on"))
+        print(f"{kind:24}{off:>9.2f}{on:>9.2f}{on / off:>8.2f}{wall_off:>10.2f}{wall_on:>9.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executions", type=int, default=5000)
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--memory-only", action="store_true")
     parser.add_argument("--only", choices=("status", "trace", "all"), default="all", help="which command to time")
+    parser.add_argument("--requests", metavar="SPEEDUP", help="server CPU per request with this speed-up off and on")
     options = parser.parse_args()
+    if options.requests:
+        server_requests(options.requests, options.executions)
+        return
     if options.memory_only:
         print(f"a kept history: {memory_per_history():.3f} MB (traced memory freed by pruning, per execution)")
         return

@@ -278,17 +278,12 @@ def start(
                 runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]
         _print_start_banner(stack, aws.endpoint_url, aws.environment(), {i: s.log_group for i, s in streams.items()})
         while True:
-            if poll:
-                handled = pipeline.event_source.poll_once()
-                if handled:
-                    console.print(f"starter handled a batch of {handled}")
-            routed = pipeline.safety_net.sweep().routed
-            if routed:
-                console.print(f"safety net: {len(routed)} execution(s) ended outside the workflow's paths → reconciler")
-            # The reconciler's sweep, which needs no status event: at its schedule's pace, scaled.
-            pipeline.run_schedule_if_anything_ended(paced=True)
+            done = pipeline.background_round(poll)
+            if done.handled:
+                console.print(f"starter handled a batch of {done.handled}")
+            if done.routed:
+                console.print(f"safety net: {done.routed} execution(s) ended outside the workflow's paths → reconciler")
             logs.publish()
-            pipeline.inbox.discard()  # the notifications' reader: kept, they would grow with every event
             time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")

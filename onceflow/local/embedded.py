@@ -36,7 +36,7 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wai
 from werkzeug.serving import make_server
 
 from onceflow.local import engine
-from onceflow.local.engine import direct_transport, keep_alive, retention, shape
+from onceflow.local.engine import direct_transport, keep_alive, request_headers, retention, shape
 from onceflow.local.engine import log_budget as engine_log_budget
 from onceflow.local.engine import quotas as engine_quotas
 from onceflow.local.engine import speedups as engine_speedups
@@ -65,8 +65,11 @@ def moto_needs() -> list[Need]:
     ]
 
 
-class _QuietRequestHandler(keep_alive.KeepAliveRequestHandler, threaded_moto_server.MotoRequestHandler):
-    """moto's handler on kept connections (engine/keep_alive.py), without a log line per request."""
+class _QuietRequestHandler(
+    keep_alive.KeepAliveRequestHandler, threaded_moto_server.MotoRequestHandler, request_headers.PlainHeadRequestHandler
+):
+    """moto's handler on kept connections (engine/keep_alive.py), plain request heads read without the
+    email parser (engine/request_headers.py), without a log line per request."""
 
     def log_request(self, code: Any = "-", size: Any = "-") -> None:
         pass

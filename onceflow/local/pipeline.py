@@ -12,7 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.local.embedded import REGION, EmbeddedAws
+from onceflow.local.engine import speedups as engine_speedups
+from onceflow.local.engine.idle_gates import IdleGates
 from onceflow.local.event_source import Invoke, SqsEventSource
 from onceflow.local.function_runtime import FunctionRuntime, StarterRuntime
 from onceflow.local.safety_net import AsyncInvoker, SafetyNet, ScheduledRuns, StatusEventLoss
@@ -44,6 +46,14 @@ def message_group_of(body: str) -> str:
         return DEFAULT_MESSAGE_GROUP
     customer = decoded.get("customer_id") if isinstance(decoded, dict) else None
     return customer if isinstance(customer, str) and customer else DEFAULT_MESSAGE_GROUP
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    """What one background round of `onceflow start` did."""
+
+    handled: int  # records the starter got
+    routed: int  # ended executions the safety net sent to the reconciler
 
 
 @dataclass
@@ -91,6 +101,7 @@ class LocalPipeline:
         self.schedule = ScheduledRuns(stack, self.invoker)
         self._ended_at_last_schedule = 0
         self._next_paced_run = 0.0
+        self.gates = IdleGates(engine_speedups.IDLE_GATES in aws.speedups, REGION)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.sqs,
@@ -129,6 +140,26 @@ class LocalPipeline:
             self._ended_at_last_schedule = self.safety_net.ended_seen
             self.schedule.run()
             self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
+
+    def background_round(self, poll: bool = True) -> RoundReport:
+        """One round of a long-running `onceflow start`: a batch from the source queue (`poll`),
+        the safety net's sweep, the reconciler's paced schedule and the notification inbox drained
+        (kept, notifications would grow with every event). A step that would find nothing is left
+        out without a request (engine/idle_gates.py)."""
+        handled = 0
+        if poll and self.gates.may_receive(self.stack.source_queue_url):
+            handled = self.event_source.poll_once()
+        routed = 0
+        if self.gates.sweep_begins():
+            try:
+                routed = len(self.safety_net.sweep().routed)
+            except BaseException:
+                self.gates.sweep_failed()
+                raise
+        self.run_schedule_if_anything_ended(paced=True)
+        if self.gates.may_receive(self.inbox.queue_url):
+            self.inbox.discard()
+        return RoundReport(handled, routed)
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""

@@ -4,9 +4,14 @@ switched off: test_speedups_switched_off.py."""
 
 from __future__ import annotations
 
+import email.parser
+import http.client
 import inspect
+import io
 import json
 import os
+import re
+import socket
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,11 +24,14 @@ from botocore.exceptions import ClientError
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
 from moto.sqs import models as sqs_models
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 from urllib3.util import connection as urllib3_connection
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine import direct_transport, speedups
+from onceflow.local.engine import direct_transport, idle_gates, request_headers, speedups
 from onceflow.local.engine.retention import Retention
+from onceflow.local.pipeline import LocalPipeline, RoundReport
+from onceflow.ops.executions import list_executions, wait_for
 from tests.support import execution_input, order, run_execution
 
 pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
@@ -378,3 +386,131 @@ def test_switches_are_named_and_the_environment_turns_them_off(monkeypatch):
     assert speedups.resolve("all") == frozenset(speedups.NAMES)  # an explicit set is not overridden
     with pytest.raises(speedups.SpeedupError, match="no_such_speedup"):
         speedups.resolve("no_such_speedup")
+
+
+@contextmanager
+def requests_served(embedded_aws: Any) -> Iterator[Counter[str]]:
+    """Count the requests the embedded application answers (over HTTP or in process), by action."""
+    served: Counter[str] = Counter()
+    app = embedded_aws._app
+    inner = app._app
+
+    def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        served[environ.get("HTTP_X_AMZ_TARGET", "") or environ.get("PATH_INFO", "")] += 1
+        return inner(environ, start_response)
+
+    app._app = counted
+    try:
+        yield served
+    finally:
+        app._app = inner
+
+
+def test_an_idle_background_round_makes_no_request_and_a_change_is_still_swept(stack, embedded_aws):
+    pipeline = LocalPipeline(embedded_aws, stack, log_stream=io.StringIO(), keep_acknowledged=False)
+    pipeline.send([order("idle-0")])
+    pipeline.process(timeout=60)
+    pipeline.background_round()  # what ended during process()
+    with requests_served(embedded_aws) as idle:
+        rounds = [pipeline.background_round() for _ in range(3)]
+    assert sum(idle.values()) == 0 and rounds == [RoundReport(0, 0)] * 3
+    pipeline.gates.enabled = False  # idle_gates switched off: a receive, a sweep's page and a drain each round
+    with requests_served(embedded_aws) as ungated:
+        pipeline.background_round()
+    assert sum(ungated.values()) >= 3
+    pipeline.gates.enabled = True
+    # A message on the source queue is received; an execution that ends is swept, once.
+    reported = pipeline.safety_net.ended_seen
+    pipeline.send([order("idle-1")])
+    assert pipeline.background_round().handled == 1
+    sfn = stack.client("stepfunctions")
+    for summary in list_executions(sfn, stack.state_machine_arn):
+        wait_for(sfn, summary["executionArn"])
+    pipeline.background_round()
+    assert pipeline.safety_net.ended_seen == reported + 1
+    with requests_served(embedded_aws) as after:
+        pipeline.background_round()
+    assert sum(after.values()) == 0
+
+
+def test_execution_status_settings_are_counted_and_read_as_before(stack):
+    before = idle_gates.execution_changes()
+    result = run_execution(stack, order("counted-0"), name="counted-0")
+    assert result.status == "SUCCEEDED"
+    assert idle_gates.execution_changes() >= before + 3  # created (None), RUNNING, SUCCEEDED
+    backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]
+    execution = backend.describe_execution(result.arn)
+    assert vars(execution)["exec_status"] is execution.exec_status  # kept where moto keeps it
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"Host: 127.0.0.1:4747\r\nX-Amz-Target: AWSStepFunctions.DescribeExecution\r\nContent-Length: 2\r\n\r\n",
+        b"A:no-blank\r\nB: \t two blanks \r\nC:\r\nD: a:b: c\r\n\r\n",
+        b"Host: x\nBare: line feeds\n\n",
+        b"X-Meta: caf\xe9\r\nx-meta: again\r\n\r\n",  # not ASCII; a name twice
+        b"Folded: one\r\n two\r\n\r\n",  # these four take the email parser's path
+        b"Odd: a\rb\r\n\r\n",
+        b"From me: x\r\n\r\n",
+        b": no name\r\n\r\n",
+        b"Cut: short",  # no end of the head
+    ],
+)
+def test_a_request_head_is_read_into_the_message_the_email_parser_makes(head):
+    expected = http.client.parse_headers(io.BytesIO(head))
+    got = request_headers.read_head(http.client._read_headers(io.BytesIO(head)), http.client.HTTPMessage)
+    assert type(got) is type(expected)
+    assert got.items() == expected.items() and got.keys() == expected.keys()
+    assert (got.get_payload(), [type(d) for d in got.defects], got.get_unixfrom()) == (
+        expected.get_payload(),
+        [type(d) for d in expected.defects],
+        expected.get_unixfrom(),
+    )
+
+
+def _raw_request(port: int, raw: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(raw)
+        answer = b""
+        while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < int(
+            answer.split(b"Content-Length: ", 1)[1].split(b"\r\n", 1)[0] if b"Content-Length: " in answer else 0
+        ):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+def test_a_request_from_another_process_is_read_without_the_email_parser_into_the_same_environ(
+    stack, embedded_aws, monkeypatch
+):
+    body = json.dumps({"resourceArn": stack.state_machine_arn}).encode()
+    raw = (
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: AWSStepFunctions.ListTagsForResource\r\n"
+        b"Content-Type: application/x-amz-json-1.0\r\nX-Custom_Name: kept\r\n"
+        b"Authorization: AWS4-HMAC-SHA256 Credential=t/20260101/us-east-1/states/aws4_request, "
+        b"SignedHeaders=host, Signature=0\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    environs: list[dict[str, Any]] = []
+    app = embedded_aws._app
+    inner = app._app
+
+    def seen(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        environs.append({k: v for k, v in environ.items() if isinstance(v, str | int | bool | tuple | dict)})
+        return inner(environ, start_response)
+
+    monkeypatch.setattr(app, "_app", seen)
+    answers = []
+    for plain in (True, False):
+        if not plain:  # the speed-up switched off for the second request
+            monkeypatch.setattr(request_headers.PlainHeadRequestHandler, "plain_heads", False)
+        with counting(email.parser.Parser, "parsestr") as parsed:
+            answers.append(_raw_request(embedded_aws.port, raw))
+        assert parsed["parsestr"] == (0 if plain else 1)  # the email parser: once per request without it
+    fast, slow = ({k: v for k, v in e.items() if k != "REMOTE_PORT"} for e in environs)
+    assert fast == slow and fast["HTTP_X_AMZ_TARGET"] == "AWSStepFunctions.ListTagsForResource"
+    volatile = re.compile(rb"(Date|x-amzn-requestid): [^\r]*")
+    assert volatile.sub(b"", answers[0]) == volatile.sub(b"", answers[1])
+    assert answers[0].startswith(b"HTTP/1.1 200 OK")

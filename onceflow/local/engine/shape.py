@@ -26,6 +26,8 @@ ENGINE_MODULES = (
     "onceflow.local.engine.direct_transport",
     "onceflow.local.engine.keep_alive",
     "onceflow.local.engine.serializer_fast_paths",
+    "onceflow.local.engine.idle_gates",
+    "onceflow.local.engine.request_headers",
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
     "onceflow.local.engine.stop_execution",

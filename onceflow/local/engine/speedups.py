@@ -50,6 +50,14 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   about 28 to 10 ms, ListExecutions and DescribeExecution to a fraction of a ms per execution;
   aware datetimes written as epoch seconds with integer arithmetic, and JSON bodies spared moto's
   XML request-id substitution (a ListExecutions page of 400: 1.17x cheaper, client included).
+- idle_gates: `onceflow start`'s background round (the source queue's receive, the safety net's
+  sweep, the notification inbox's drain, every 0.2 s) leaves out a receive from a queue that holds
+  no message and a sweep when no execution was created or changed status since the last one
+  began (idle_gates.py): an idle round made three requests, a third of the server's time while
+  `trace` read executions from another process.
+- request_headers: a plain HTTP/1.1 request head (every boto3 call from another process) is read
+  without the email parser http.server hands every header block to (request_headers.py), into the
+  same message.
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
@@ -87,7 +95,9 @@ from onceflow.local.engine import (
     baseline,
     direct_transport,
     execution_index,
+    idle_gates,
     index_query,
+    request_headers,
     retention,
     serializer_fast_paths,
 )
@@ -106,6 +116,8 @@ DIRECT_TRANSPORT = "direct_transport"
 EXECUTION_INDEX = "execution_index"
 INDEX_QUERY = "index_query"
 SERIALIZER_FAST_PATHS = "serializer_fast_paths"
+IDLE_GATES = "idle_gates"
+REQUEST_HEADERS = "request_headers"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -118,6 +130,8 @@ NAMES = (
     EXECUTION_INDEX,
     INDEX_QUERY,
     SERIALIZER_FAST_PATHS,
+    IDLE_GATES,
+    REQUEST_HEADERS,
 )
 
 INTEGRATION_MODULES = [
@@ -225,6 +239,10 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
         chosen += index_query.patches()
     if SERIALIZER_FAST_PATHS in selected:
         chosen += serializer_fast_paths.patches()
+    if IDLE_GATES in selected:
+        chosen += idle_gates.patches()
+    if REQUEST_HEADERS in selected:
+        chosen += request_headers.patches()
     return chosen
 
 

@@ -22,6 +22,7 @@ import pytest
 from botocore.client import ClientCreator
 from botocore.exceptions import ClientError
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
+from moto.core.base_backend import BackendDict
 from moto.sqs import models as sqs_models
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
@@ -514,3 +515,28 @@ def test_a_request_from_another_process_is_read_without_the_email_parser_into_th
     volatile = re.compile(rb"(Date|x-amzn-requestid): [^\r]*")
     assert volatile.sub(b"", answers[0]) == volatile.sub(b"", answers[1])
     assert answers[0].startswith(b"HTTP/1.1 200 OK")
+
+
+def test_a_backend_of_a_known_account_is_found_without_comparing_every_registered_backend_dict(stack):
+    sfn = stack.client("stepfunctions")
+    sfn.list_state_machines()
+    with counting(BackendDict, "__eq__") as compared:
+        for _ in range(3):
+            sfn.list_state_machines()
+    assert compared["__eq__"] == 0  # moto: every registered BackendDict compared, several times a request
+
+
+def test_a_backend_dict_is_registered_again_after_a_reset_as_moto_does():
+    backends = BackendDict(sqs_models.SQSBackend, "sqs")
+    try:
+        first = backends["111122223333"]["us-east-1"]
+        assert backends["111122223333"]["us-east-1"] is first
+        assert any(registered is backends for registered in BackendDict._instances)
+        BackendDict._instances.remove(backends)  # as BackendDict.reset leaves it (the dict emptied or not)
+        assert backends["111122223333"]["us-east-1"] is first
+        assert any(registered is backends for registered in BackendDict._instances)  # so the next reset resets it
+        backends.clear()
+        assert backends["111122223333"]["us-east-1"] is not first  # a new account backend, as moto makes one
+    finally:
+        while backends in BackendDict._instances:
+            BackendDict._instances.remove(backends)

@@ -55,6 +55,11 @@ relies on in the pinned moto, and EmbeddedAws checks it (engine/shape.py) before
   no message and a sweep when no execution was created or changed status since the last one
   began (idle_gates.py): an idle round made three requests, a third of the server's time while
   `trace` read executions from another process.
+- backend_lookup: every `backends[account]` in moto (several per request, more per execution step)
+  takes moto's global backend lock, lists the dict's keys and compares the dict with every
+  registered BackendDict through a Python `__eq__`, only to find both already there; here an
+  account already present in a dict that is registered (by identity) is answered at once, anything
+  else goes through moto's own code.
 - request_headers: a plain HTTP/1.1 request head (every boto3 call from another process) is read
   without the email parser http.server hands every header block to (request_headers.py), into the
   same message.
@@ -78,6 +83,7 @@ from botocore.config import Config
 from moto import backends as moto_backends
 from moto.core import responses as moto_core_responses
 from moto.core import utils as moto_core_utils
+from moto.core.base_backend import BackendDict
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
@@ -118,6 +124,7 @@ INDEX_QUERY = "index_query"
 SERIALIZER_FAST_PATHS = "serializer_fast_paths"
 IDLE_GATES = "idle_gates"
 REQUEST_HEADERS = "request_headers"
+BACKEND_LOOKUP = "backend_lookup"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -132,6 +139,7 @@ NAMES = (
     SERIALIZER_FAST_PATHS,
     IDLE_GATES,
     REQUEST_HEADERS,
+    BACKEND_LOOKUP,
 )
 
 INTEGRATION_MODULES = [
@@ -202,6 +210,8 @@ def moto_needs() -> list[Any]:
         need(DomainDispatcherApplication, "__init__", "create_app"),  # sets backend_url_patterns
         need(moto_core_responses, "method_names_from_class"),
         need(moto_core_utils, "method_names_from_class", "clazz"),
+        need(BackendDict, "_create_account_specific_backend", "account_id"),
+        need(BackendDict, "_instances"),  # the registered dicts (BackendDict.reset resets those)
         need(dynamodb_models, "copy"),
         need(dynamodb_models.DynamoDBBackend, "transact_write_items", "transact_items"),
         *(need(importlib.import_module(name), "boto_client_for") for name in INTEGRATION_MODULES),
@@ -243,6 +253,8 @@ def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> l
         chosen += idle_gates.patches()
     if REQUEST_HEADERS in selected:
         chosen += request_headers.patches()
+    if BACKEND_LOOKUP in selected:
+        chosen += backend_lookup()
     return chosen
 
 
@@ -432,6 +444,21 @@ def _backend_for_host() -> Callable[[Any, str | None], Any]:
         return backend
 
     return get_backend_for_host
+
+
+# --- backend_lookup -------------------------------------------------------------------------------
+def backend_lookup() -> list[Patch]:
+    original = BackendDict._create_account_specific_backend
+
+    def _create_account_specific_backend(self: Any, account_id: str) -> None:
+        # moto's: under its lock, add the account if absent, register the dict if not registered.
+        if dict.__contains__(self, account_id):
+            for registered in BackendDict._instances:
+                if registered is self:
+                    return
+        original(self, account_id)
+
+    return [(BackendDict, "_create_account_specific_backend", _create_account_specific_backend)]
 
 
 # --- item_rollback --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.parser
 import http.client
+import importlib
 import inspect
 import io
 import json
@@ -80,6 +81,28 @@ def test_integration_clients_are_built_once_not_per_task(stack):
         run_orders(stack, "cached", 3)  # the test's own clients are made on this thread
         by_tasks = calls["create_client"] - calls["on the test's thread"]
     assert by_tasks == 0  # 3 tasks per execution: 9 before
+
+
+def test_executions_started_together_build_one_client_per_service(stack):
+    """A burst of StartExecution: every task's first call misses the cache at once. Each building
+    its own client (functools.lru_cache lets concurrent misses all run) held 734 of 5,000 executions
+    in botocore's model loader and the server at 1.2 GB in benchmarks/trace_status.py's fill."""
+    boto_client_for = importlib.import_module(speedups.INTEGRATION_MODULES[0]).boto_client_for
+    start = threading.Barrier(8)
+    clients: list[Any] = []
+
+    def first_task() -> None:
+        start.wait()
+        clients.append(boto_client_for("eu-west-3", "sqs", None))
+
+    with counting(ClientCreator, "create_client") as calls:
+        threads = [threading.Thread(target=first_task) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert calls["create_client"] == 1
+    assert len(clients) == 8 and len({id(client) for client in clients}) == 1
 
 
 def test_service_integrations_do_not_go_through_the_http_server(stack, embedded_aws):

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from botocore.client import ClientCreator
 from botocore.exceptions import ClientError
+from botocore.session import Session as BotocoreSession
 from jsonpath_ng.ext.parser import ExtendedJsonPathParser
 from moto.core.base_backend import BackendDict
 from moto.sqs import models as sqs_models
@@ -30,7 +31,7 @@ from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 from urllib3.util import connection as urllib3_connection
 
 from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine import direct_transport, idle_gates, request_headers, speedups
+from onceflow.local.engine import direct_transport, idle_gates, request_headers, sdk_shapes, speedups
 from onceflow.local.engine.retention import Retention
 from onceflow.local.pipeline import LocalPipeline, RoundReport
 from onceflow.ops.executions import list_executions, wait_for
@@ -83,26 +84,41 @@ def test_integration_clients_are_built_once_not_per_task(stack):
     assert by_tasks == 0  # 3 tasks per execution: 9 before
 
 
+def _at_once(call: Callable[[], Any], threads: int = 8) -> list[Any]:
+    """`call` from `threads` threads released together; their results."""
+    start = threading.Barrier(threads)
+    results: list[Any] = []
+
+    def one() -> None:
+        start.wait()
+        results.append(call())
+
+    workers = [threading.Thread(target=one) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return results
+
+
 def test_executions_started_together_build_one_client_per_service(stack):
     """A burst of StartExecution: every task's first call misses the cache at once. Each building
     its own client (functools.lru_cache lets concurrent misses all run) held 734 of 5,000 executions
     in botocore's model loader and the server at 1.2 GB in benchmarks/trace_status.py's fill."""
     boto_client_for = importlib.import_module(speedups.INTEGRATION_MODULES[0]).boto_client_for
-    start = threading.Barrier(8)
-    clients: list[Any] = []
-
-    def first_task() -> None:
-        start.wait()
-        clients.append(boto_client_for("eu-west-3", "sqs", None))
-
     with counting(ClientCreator, "create_client") as calls:
-        threads = [threading.Thread(target=first_task) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        clients = _at_once(lambda: boto_client_for("eu-west-3", "sqs", None))
     assert calls["create_client"] == 1
     assert len(clients) == 8 and len({id(client) for client in clients}) == 1
+
+
+def test_tasks_started_together_load_an_api_model_once(stack):
+    """The same burst in the task's parameter matching (sdk_shapes.operation_model): one model
+    load per service and action, not one per waiting task (each from a new botocore session)."""
+    with counting(BotocoreSession, "get_service_model") as calls:
+        models = _at_once(lambda: sdk_shapes.operation_model("sqs", "purge_queue"))
+    assert calls["get_service_model"] == 1
+    assert {model.name for model in models} == {"PurgeQueue"}
 
 
 def test_service_integrations_do_not_go_through_the_http_server(stack, embedded_aws):

@@ -21,7 +21,6 @@ AWS's recordings: LocalStack's services/test_aws_sdk_task_service.snapshot.json
 from __future__ import annotations
 
 import datetime
-import functools
 from typing import Any
 
 import botocore.session
@@ -32,6 +31,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 from onceflow.local.engine.context_object import iso_millis
+from onceflow.local.engine.once_per_key import once_per_key
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -52,7 +52,7 @@ def patches() -> list[Patch]:
     return [*normalised_requests(), *normalised_results()]
 
 
-@functools.cache
+@once_per_key
 def operation_model(service_name: str, action: str) -> OperationModel | None:
     """The API model's operation for a boto service name and a snake_case action, else None."""
     try:

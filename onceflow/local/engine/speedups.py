@@ -107,6 +107,7 @@ from onceflow.local.engine import (
     retention,
     serializer_fast_paths,
 )
+from onceflow.local.engine.once_per_key import once_per_key
 
 Patch = tuple[Any, str, Any]
 OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
@@ -331,24 +332,11 @@ def integration_clients(cached: bool, request_lock: threading.RLock | None) -> l
         with _CLIENT_SESSION_LOCK:
             return _in_process_client(region, service, stubber)
 
-    built: dict[tuple[str, str, str, str | None], Any] = {}
-    building = threading.Lock()
-
+    @once_per_key
     def build_cached(region: str, service: str, port: str, role_arn: str | None) -> Any:
         # moto gives every task the same fixed credentials; the role is in the key all the same,
         # so a future moto that assumes the task's role cannot be handed another role's client.
-        key = (region, service, port, role_arn)
-        client = built.get(key)
-        if client is None:
-            # One build per key: executions started together all miss at first, and each building
-            # its own client (tens of ms and about a MB each, one at a time under the session's lock)
-            # held hundreds of executions and a GB of clients after a burst of StartExecution.
-            with building:
-                client = built.get(key)
-                if client is None:
-                    credentials = sfn_credentials.StateCredentials(role_arn=role_arn) if role_arn else None
-                    client = built[key] = build(region, service, credentials)
-        return client
+        return build(region, service, sfn_credentials.StateCredentials(role_arn=role_arn) if role_arn else None)
 
     def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
         if not cached:

@@ -2,6 +2,8 @@
 
 - plain_values: option values typer would return unchanged are taken without pydantic (onceflow/cli_values.py).
 - timestamps: response timestamps read without dateutil's tzlocal per value (onceflow/ops/timestamps.py).
+- json_responses: JSON-protocol responses read by a plan compiled once per shape, not by botocore's
+  walk of the shape for every value (onceflow/ops/json_responses.py).
 
 `ONCEFLOW_CLIENT_SPEEDUPS_OFF=name,name` (or `all`) switches them off, as ONCEFLOW_SPEEDUPS_OFF does
 the embedded engine's (onceflow/local/engine/speedups.py).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 
 OFF_VARIABLE = "ONCEFLOW_CLIENT_SPEEDUPS_OFF"
-NAMES = ("plain_values", "timestamps")
+NAMES = ("plain_values", "timestamps", "json_responses")
 
 
 def enabled(name: str) -> bool:

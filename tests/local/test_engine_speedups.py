@@ -579,3 +579,59 @@ def test_a_backend_dict_is_registered_again_after_a_reset_as_moto_does():
     finally:
         while backends in BackendDict._instances:
             BackendDict._instances.remove(backends)
+
+
+def _signed(target: str, scope: str, body: dict[str, Any], extra: bytes = b"") -> bytes:
+    data = json.dumps(body).encode()
+    return (
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: " + target.encode() + b"\r\n"
+        b"Content-Type: application/x-amz-json-1.0\r\n" + extra + b"Authorization: AWS4-HMAC-SHA256 "
+        b"Credential=t/20260101/us-east-1/" + scope.encode() + b"/aws4_request, SignedHeaders=host, Signature=0\r\n"
+        b"Content-Length: " + str(len(data)).encode() + b"\r\n\r\n" + data
+    )
+
+
+def test_json_requests_answer_without_flask_as_through_it(stack, embedded_aws, monkeypatch):
+    """Byte for byte (less the date and request id), successes and errors of three JSON services;
+    requests with Origin (a browser's: flask_cors answers them) go through Flask either way."""
+    from flask import Flask
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    run_orders(stack, "lane", 1)
+    execution = stack.state_machine_arn.replace(":stateMachine:", ":execution:") + ":lane-0"
+    requests = {
+        "describe": _signed("AWSStepFunctions.DescribeExecution", "states", {"executionArn": execution}),
+        "history": _signed("AWSStepFunctions.GetExecutionHistory", "states", {"executionArn": execution}),
+        "no such execution": _signed(
+            "AWSStepFunctions.DescribeExecution", "states", {"executionArn": execution + "-absent"}
+        ),
+        "invalid page size": _signed(
+            "AWSStepFunctions.ListExecutions",
+            "states",
+            {"stateMachineArn": stack.state_machine_arn, "maxResults": 5000},
+        ),
+        "unknown action": _signed("AWSStepFunctions.NoSuchAction", "states", {}),
+        "table": _signed("DynamoDB_20120810.DescribeTable", "dynamodb", {"TableName": stack.processed_events_table}),
+        "no such table": _signed("DynamoDB_20120810.DescribeTable", "dynamodb", {"TableName": "absent"}),
+        "queue": _signed("AmazonSQS.GetQueueUrl", "sqs", {"QueueName": stack.source_queue_url.rsplit("/", 1)[1]}),
+        "from a browser": _signed(
+            "AWSStepFunctions.DescribeExecution", "states", {"executionArn": execution}, b"Origin: http://x\r\n"
+        ),
+    }
+    volatile = re.compile(rb"(Date|x-amzn-requestid|x-amz-crc32|x-amzn-RequestId): [^\r]*")
+
+    def answers() -> tuple[dict[str, bytes], int]:
+        with counting(Flask, "wsgi_app") as flask:
+            got = {what: volatile.sub(b"", _raw_request(embedded_aws.port, raw)) for what, raw in requests.items()}
+        return got, flask["wsgi_app"]
+
+    lane, through_flask_with_lane = answers()
+    monkeypatch.setattr(DomainDispatcherApplication, "__call__", DomainDispatcherApplication.__call__.moto_call)
+    flask, through_flask = answers()
+    assert lane == flask
+    assert (through_flask_with_lane, through_flask) == (1, len(requests))  # only the browser's took Flask
+    assert lane["describe"].startswith(b"HTTP/1.1 200 OK") and b"Access-Control-Allow-Origin: *" in lane["describe"]
+    assert (
+        lane["no such execution"].startswith(b"HTTP/1.1 400") and b"ExecutionDoesNotExist" in lane["no such execution"]
+    )
+    assert lane["invalid page size"].startswith(b"HTTP/1.1 400") and lane["no such table"].startswith(b"HTTP/1.1 400")

@@ -28,6 +28,7 @@ ENGINE_MODULES = (
     "onceflow.local.engine.serializer_fast_paths",
     "onceflow.local.engine.idle_gates",
     "onceflow.local.engine.request_headers",
+    "onceflow.local.engine.json_lane",
     "onceflow.local.engine.strict",
     "onceflow.local.engine.retention",
     "onceflow.local.engine.stop_execution",

@@ -490,6 +490,7 @@ def test_execution_status_settings_are_counted_and_read_as_before(stack):
         b"A:no-blank\r\nB: \t two blanks \r\nC:\r\nD: a:b: c\r\n\r\n",
         b"Host: x\nBare: line feeds\n\n",
         b"X-Meta: caf\xe9\r\nx-meta: again\r\n\r\n",  # not ASCII; a name twice
+        b"Breaks: a\x85b\x0cc\x1dd\x0be\r\nNext: f\r\n\r\n",  # line breaks to str.splitlines, not to HTTP
         b"Folded: one\r\n two\r\n\r\n",  # these four take the email parser's path
         b"Odd: a\rb\r\n\r\n",
         b"From me: x\r\n\r\n",

@@ -28,7 +28,8 @@ from onceflow.local.engine.shape import Need, need
 Patch = tuple[Any, str, Any]
 # One plain header line: the email parser's header name characters (headerRE, \041-\071 \073-\176),
 # a colon, a value without CR or LF, the line's end.
-_PLAIN_LINE = re.compile(rb"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n")
+_PLAIN_LINE = rb"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n"
+_PLAIN_LINES = re.compile(rb"(?:" + _PLAIN_LINE + rb")*")  # a block of them, matched in one call
 _END = (b"\r\n", b"\n")
 
 
@@ -48,11 +49,11 @@ def patches() -> list[Patch]:
 
 def read_head(lines: list[bytes], message_class: Any) -> Any:
     """The message http.client.parse_headers makes of these header lines (the last one ends the head)."""
-    if lines[-1] in _END and all(_PLAIN_LINE.fullmatch(line) for line in lines[:-1]):
+    if lines[-1] in _END and _PLAIN_LINES.fullmatch(block := b"".join(lines[:-1])):
         message = message_class()
-        for line in lines[:-1]:
-            name, value = line.decode("iso-8859-1").split(":", 1)
-            message.set_raw(name, value.lstrip(" \t").rstrip("\r\n"))
+        for line in block.decode("iso-8859-1").split("\n")[:-1]:  # not splitlines: \x85 is a value's
+            name, value = line.split(":", 1)
+            message.set_raw(name, value.lstrip(" \t").removesuffix("\r"))
         message.set_payload("")
         return message
     return email.parser.Parser(_class=message_class).parsestr(b"".join(lines).decode("iso-8859-1"))

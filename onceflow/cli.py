@@ -510,24 +510,26 @@ def trace(
                 param_hint="'--execution'",
             )
 
-    collected = collect_with_progress(sfn, stack.state_machine_arn, check=known)
-    results = collected.executions
+    from onceflow.devtools.trace.collect import without_cycle_collection
     from onceflow.ops.subscriber import outcomes
 
-    subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
-        stack.outputs,
-        stack.client("dynamodb"),
-        stack.client("sqs"),
-        (str(r.input.get("event_id", "")) for r in results),
-    )
-    path = write_trace(
-        definition,
-        results,
-        out or Path("reports") / f"{stack_name}-trace.html",
-        selected=execution,
-        history_budget=collected.history_budget,
-        subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
-    )
+    with without_cycle_collection():
+        collected = collect_with_progress(sfn, stack.state_machine_arn, check=known)
+        results = collected.executions
+        subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
+            stack.outputs,
+            stack.client("dynamodb"),
+            stack.client("sqs"),
+            (str(r.input.get("event_id", "")) for r in results),
+        )
+        path = write_trace(
+            definition,
+            results,
+            out or Path("reports") / f"{stack_name}-trace.html",
+            selected=execution,
+            history_budget=collected.history_budget,
+            subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+        )
     typer.echo(f"trace of {len(results)} executions written to {path}")
     if collected.pruned:
         typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))

@@ -285,3 +285,21 @@ def test_reading_shows_a_progress_bar_on_a_terminal(run: Run) -> None:
     drawn = terminal.getvalue()
     assert len(collected.executions) == 4
     assert "reading executions" in drawn and "4/4" in drawn
+
+
+def test_a_trace_is_read_and_written_without_the_cycle_collector_and_leaves_it_as_it_was() -> None:
+    import gc
+
+    from onceflow.devtools.trace.collect import without_cycle_collection
+
+    assert gc.isenabled()
+    with without_cycle_collection():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with without_cycle_collection():
+            pass
+        assert not gc.isenabled()  # one the caller switched off stays off
+    finally:
+        gc.enable()

@@ -4,6 +4,8 @@
 - timestamps: response timestamps read without dateutil's tzlocal per value (onceflow/ops/timestamps.py).
 - json_responses: JSON-protocol responses read by a plan compiled once per shape, not by botocore's
   walk of the shape for every value (onceflow/ops/json_responses.py).
+- response_heads: a plain response head read without the email parser http.client hands it to
+  (onceflow/ops/http_heads.py).
 
 `ONCEFLOW_CLIENT_SPEEDUPS_OFF=name,name` (or `all`) switches them off, as ONCEFLOW_SPEEDUPS_OFF does
 the embedded engine's (onceflow/local/engine/speedups.py).
@@ -14,7 +16,7 @@ from __future__ import annotations
 import os
 
 OFF_VARIABLE = "ONCEFLOW_CLIENT_SPEEDUPS_OFF"
-NAMES = ("plain_values", "timestamps", "json_responses")
+NAMES = ("plain_values", "timestamps", "json_responses", "response_heads")
 
 
 def enabled(name: str) -> bool:

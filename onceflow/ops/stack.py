@@ -18,7 +18,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
-from onceflow.ops import json_responses, timestamps
+from onceflow.ops import http_heads, json_responses, timestamps
 
 LOCAL_REGION = "us-east-1"
 # The embedded AWS accepts any credentials; these are the ones it is documented with. Passing them
@@ -77,6 +77,7 @@ def _local_client(endpoint_url: str, region: str, service: str) -> Any:
 
 def _with_speedups(session: botocore.session.Session) -> botocore.session.Session:
     """The client commands' response readers (onceflow/ops/client_speedups.py), in the order they need."""
+    http_heads.install_response_heads()  # the process's, once for all its sessions
     return timestamps.install(json_responses.install(session))
 
 

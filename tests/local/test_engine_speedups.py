@@ -34,6 +34,7 @@ from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.engine import direct_transport, idle_gates, request_headers, sdk_shapes, speedups
 from onceflow.local.engine.retention import Retention
 from onceflow.local.pipeline import LocalPipeline, RoundReport
+from onceflow.ops import http_heads
 from onceflow.ops.executions import list_executions, wait_for
 from tests.support import execution_input, order, run_execution
 
@@ -500,7 +501,7 @@ def test_execution_status_settings_are_counted_and_read_as_before(stack):
 )
 def test_a_request_head_is_read_into_the_message_the_email_parser_makes(head):
     expected = http.client.parse_headers(io.BytesIO(head))
-    got = request_headers.read_head(http.client._read_headers(io.BytesIO(head)), http.client.HTTPMessage)
+    got = http_heads.read_head(http.client._read_headers(io.BytesIO(head)), http.client.HTTPMessage)
     assert type(got) is type(expected)
     assert got.items() == expected.items() and got.keys() == expected.keys()
     assert (got.get_payload(), [type(d) for d in got.defects], got.get_unixfrom()) == (

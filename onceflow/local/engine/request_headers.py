@@ -4,33 +4,24 @@ parser.
 http.server's `parse_request` (under werkzeug's handler) hands every request's header block to
 `email.parser` (http.client.parse_headers), a line-by-line feed parser with its regular expressions
 and policies: about a sixth of the server's CPU per request from another process (a boto3 call
-sends ten headers). Here a request whose line is `METHOD /path HTTP/1.1` and whose header lines are
-each a plain `Name: value` (a name of the characters the email parser accepts as one, no folded
-line, no carriage return or line feed inside a line) gets the same message, built directly: each
-header as the email parser stores it (the name as written, the value with its leading blanks and
-its line end stripped: email's compat32 `header_source_parse`), and the same connection and
-`Expect: 100-continue` handling as http.server's. Anything else, and every header block that is not
-plain, is parsed by the standard library as before (the lines read by its own `_read_headers`, with
-its limits and errors).
+sends ten headers). Here a request whose line is `METHOD /path HTTP/1.1` and whose head is plain
+gets the same message without that parser (onceflow/ops/http_heads.py's read_head, which the client
+commands use for their responses too), and the same connection and `Expect: 100-continue` handling
+as http.server's. Anything else is parsed by the standard library as before (the lines read by its
+own `_read_headers`, with its limits and errors).
 """
 
 from __future__ import annotations
 
-import email.parser
 import http.client
-import re
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from onceflow.local.engine.shape import Need, need
+from onceflow.ops.http_heads import read_head
 
 Patch = tuple[Any, str, Any]
-# One plain header line: the email parser's header name characters (headerRE, \041-\071 \073-\176),
-# a colon, a value without CR or LF, the line's end.
-_PLAIN_LINE = rb"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n"
-_PLAIN_LINES = re.compile(rb"(?:" + _PLAIN_LINE + rb")*")  # a block of them, matched in one call
-_END = (b"\r\n", b"\n")
 
 
 def moto_needs() -> list[Need]:
@@ -45,18 +36,6 @@ def moto_needs() -> list[Need]:
 
 def patches() -> list[Patch]:
     return [(PlainHeadRequestHandler, "plain_heads", True)]
-
-
-def read_head(lines: list[bytes], message_class: Any) -> Any:
-    """The message http.client.parse_headers makes of these header lines (the last one ends the head)."""
-    if lines[-1] in _END and _PLAIN_LINES.fullmatch(block := b"".join(lines[:-1])):
-        message = message_class()
-        for line in block.decode("iso-8859-1").split("\n")[:-1]:  # not splitlines: \x85 is a value's
-            name, value = line.split(":", 1)
-            message.set_raw(name, value.lstrip(" \t").removesuffix("\r"))
-        message.set_payload("")
-        return message
-    return email.parser.Parser(_class=message_class).parsestr(b"".join(lines).decode("iso-8859-1"))
 
 
 class PlainHeadRequestHandler(BaseHTTPRequestHandler):

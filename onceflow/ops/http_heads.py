@@ -11,7 +11,8 @@ written, the value with its leading blanks and its line end stripped: email's co
 `header_source_parse`). Every other head is the email parser's, as before.
 
 Used by the embedded server (onceflow/local/engine/request_headers.py) and by the client commands
-(`install_response_heads`, a switchable speed-up: onceflow/ops/client_speedups.py).
+(`install_response_heads`, a switchable speed-up: onceflow/ops/client_speedups.py), for botocore's
+connections only: http.server and anything else in the process keep the standard library's parser.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from __future__ import annotations
 import email.parser
 import http.client
 import re
+import types
+from collections.abc import Callable
 from typing import Any
+
+from botocore.awsrequest import AWSHTTPConnection, AWSHTTPSConnection
 
 from onceflow.ops import client_speedups
 
@@ -28,7 +33,6 @@ from onceflow.ops import client_speedups
 _PLAIN_LINE = rb"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n"
 _PLAIN_LINES = re.compile(rb"(?:" + _PLAIN_LINE + rb")*")  # a block of them, matched in one call
 _END = (b"\r\n", b"\n")
-_STANDARD_PARSE_HEADERS = http.client.parse_headers
 
 
 def read_head(lines: list[bytes], message_class: Any) -> Any:
@@ -49,10 +53,24 @@ def parse_headers(fp: Any, _class: Any = http.client.HTTPMessage) -> Any:
     return read_head(http.client._read_headers(fp), _class)  # type: ignore[attr-defined]
 
 
+def _begin_reading_heads_with(parse: Callable[..., Any]) -> Callable[..., Any]:
+    """http.client.HTTPResponse.begin, the standard library's own code, with `parse` where it calls
+    its module's parse_headers."""
+    begin = http.client.HTTPResponse.begin
+    return types.FunctionType(
+        begin.__code__, {**vars(http.client), "parse_headers": parse}, begin.__name__, begin.__defaults__
+    )
+
+
+class PlainHeadResponse(http.client.HTTPResponse):
+    """A response whose plain head is read by read_head."""
+
+    begin = _begin_reading_heads_with(parse_headers)  # type: ignore[assignment]
+
+
 def install_response_heads() -> None:
-    """Read the heads of the responses this process receives with parse_headers (unless switched
-    off): botocore's responses come through http.client, which looks parse_headers up in its module."""
-    if client_speedups.enabled("response_heads"):
-        http.client.parse_headers = parse_headers  # type: ignore[assignment]
-    else:
-        http.client.parse_headers = _STANDARD_PARSE_HEADERS
+    """Read the heads of the responses botocore's connections receive in this process with
+    PlainHeadResponse (unless switched off)."""
+    response = PlainHeadResponse if client_speedups.enabled("response_heads") else http.client.HTTPResponse
+    for connection in (AWSHTTPConnection, AWSHTTPSConnection):
+        connection.response_class = response

@@ -1,17 +1,19 @@
-"""The client commands read a plain response head without the email parser (onceflow/ops/http_heads.py),
-into the message it makes (the comparison over request and response heads alike:
+"""The client commands' botocore connections read a plain response head without the email parser
+(onceflow/ops/http_heads.py), into the message it makes (the comparison over heads of every kind:
 tests/local/test_engine_speedups.py::test_a_request_head_is_read_into_the_message_the_email_parser_makes),
-and through the email parser when switched off."""
+and through the email parser when switched off; an HTTP server in the same process keeps the
+standard library's parser either way."""
 
 from __future__ import annotations
 
 import email.parser
-import http.client
 import http.server
 import threading
 from collections.abc import Iterator
 
+import botocore.session
 import pytest
+from botocore.awsrequest import AWSHTTPConnection, AWSHTTPSConnection
 
 from onceflow.ops import http_heads
 
@@ -19,8 +21,9 @@ from onceflow.ops import http_heads
 class _Answer(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self) -> None:
-        body = b'{"ok": true}'
+    def do_POST(self) -> None:  # a Step Functions ListStateMachines answer
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b'{"stateMachines": []}'
         self.send_response(200)
         self.send_header("Content-Type", "application/x-amz-json-1.0")
         self.send_header("x-amzn-RequestId", "r-1")
@@ -41,8 +44,15 @@ def port() -> Iterator[int]:
     server.server_close()
 
 
-def _heads(port: int) -> tuple[list[tuple[str, str]], int]:
-    """A response's headers, and how many times the email parser ran to read them."""
+def _call(port: int) -> tuple[dict[str, str], int]:
+    """A botocore call's response headers, and how many heads the email parser read meanwhile."""
+    client = botocore.session.Session().create_client(
+        "stepfunctions",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        aws_access_key_id="t",
+        aws_secret_access_key="t",
+    )
     calls = []
     parsestr = email.parser.Parser.parsestr
 
@@ -52,23 +62,23 @@ def _heads(port: int) -> tuple[list[tuple[str, str]], int]:
 
     email.parser.Parser.parsestr = counted  # type: ignore[method-assign]
     try:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.request("GET", "/")
-        response = connection.getresponse()
-        response.read()
-        connection.close()
+        response = client.list_state_machines()
     finally:
         email.parser.Parser.parsestr = parsestr  # type: ignore[method-assign]
-    return [(k, v) for k, v in response.getheaders() if k != "Date"], len(calls)
+    headers = {k: v for k, v in response["ResponseMetadata"]["HTTPHeaders"].items() if k != "date"}
+    assert response["stateMachines"] == []
+    return headers, len(calls)
 
 
 def test_a_response_head_is_read_without_the_email_parser_into_the_same_headers(port, monkeypatch) -> None:
-    monkeypatch.setattr(http.client, "parse_headers", http.client.parse_headers)  # put back after the test
+    for connection in (AWSHTTPConnection, AWSHTTPSConnection):  # put back after the test
+        monkeypatch.setattr(connection, "response_class", connection.response_class)
     http_heads.install_response_heads()
-    fast, parsed_fast = _heads(port)
+    fast, parsed_fast = _call(port)
     monkeypatch.setenv("ONCEFLOW_CLIENT_SPEEDUPS_OFF", "response_heads")
     http_heads.install_response_heads()
-    standard, parsed_standard = _heads(port)
-    # Off, twice: the request head this test's server reads (http.server: the same parse_headers) and the response's.
-    assert (parsed_fast, parsed_standard) == (0, 2)
-    assert fast == standard and ("x-amzn-RequestId", "r-1") in fast
+    standard, parsed_standard = _call(port)
+    # The request head this test's server reads (http.server: the standard parser both times), and
+    # the response's only when switched off.
+    assert (parsed_fast, parsed_standard) == (1, 2)
+    assert fast == standard and fast["x-amzn-requestid"] == "r-1"

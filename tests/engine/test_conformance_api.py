@@ -683,6 +683,19 @@ STATUS_DETAIL_FIELDS = {
 }
 
 
+def _delivered(sqs, queue_url: str, count: int, timeout: float = 10.0) -> list[dict]:
+    """The first `count` messages of a queue an EventBridge target fills: Step Functions sends the
+    status change event after the status changes and EventBridge delivers it asynchronously (best
+    effort, https://docs.aws.amazon.com/step-functions/latest/dg/eventbridge-integration.html), so a
+    reader that saw SUCCEEDED waits for it (long polls, bounded)."""
+    messages: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while len(messages) < count and time.monotonic() < deadline:
+        answer = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        messages += answer.get("Messages", [])
+    return messages
+
+
 def test_status_change_events_reach_a_rules_sqs_target(account: Account):
     """AWS's recording (LocalStack's base/test_base.snapshot.json, test_event_bridge_events_base): a
     rule on the default bus matching `aws.states` and the machine's ARN, with an SQS target, gets a
@@ -716,8 +729,7 @@ def test_status_change_events_reach_a_rules_sqs_target(account: Account):
     result = wait_for(account.sfn, account.start(machine, {}), timeout=30)
 
     assert result.status == "SUCCEEDED"
-    received = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
-    delivered = [json.loads(m["Body"]) for m in received]
+    delivered = [json.loads(m["Body"]) for m in _delivered(sqs, queue_url, 2)]
     assert [e["detail"]["status"] for e in delivered] == ["RUNNING", "SUCCEEDED"]
     for event in delivered:
         assert {k: v for k, v in event.items() if k not in ("id", "time", "detail")} == {
@@ -753,7 +765,7 @@ def test_status_change_events_reach_a_rules_sqs_target(account: Account):
         "redriveStatusReason": "Execution is SUCCEEDED and cannot be redriven",
     }
     assert isinstance(running["startDate"], int) and succeeded["stopDate"] >= running["startDate"]
-    published = sqs.receive_message(QueueUrl=topic_queue_url, MaxNumberOfMessages=10)["Messages"]
+    published = _delivered(sqs, topic_queue_url, 2)
     assert [json.loads(json.loads(m["Body"])["Message"])["detail"] for m in published] == [running, succeeded]
 
 
@@ -776,7 +788,7 @@ def test_status_change_events_honour_a_targets_input_and_input_transformer(accou
 
     wait_for(account.sfn, account.start(machine, {}), timeout=30)
 
-    bodies = [[m["Body"] for m in sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10)["Messages"]] for u in urls]
+    bodies = [[m["Body"] for m in _delivered(sqs, u, 2)] for u in urls]
     assert bodies[0] == ['{"fixed": true}', '{"fixed": true}']
     assert [json.loads(b) for b in bodies[1]] == [{"s": "RUNNING"}, {"s": "SUCCEEDED"}]
 
@@ -797,5 +809,6 @@ def test_status_change_events_skip_disabled_and_schedule_rules(account: Account)
 
     wait_for(account.sfn, account.start(account.state_machine(single_state({"Type": "Pass"})), {}), timeout=30)
 
-    received = [len(sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10).get("Messages", [])) for u in urls]
-    assert received == [0, 0, 2]
+    enabled = _delivered(sqs, urls[2], 2)  # both events reached every matching target by then
+    received = [len(sqs.receive_message(QueueUrl=u, MaxNumberOfMessages=10).get("Messages", [])) for u in urls[:2]]
+    assert [*received, len(enabled)] == [0, 0, 2]

@@ -56,15 +56,17 @@ class LaneRequest(Request):
 
 def patches() -> list[Patch]:
     moto_call = DomainDispatcherApplication.__call__
-    views: dict[int, Callable[..., Any] | None] = {}  # id(app) -> the service's dispatch, or None
+    # id(app) -> (the app, kept so that its id is not reused; its service's dispatch, or None)
+    views: dict[int, tuple[Flask, Callable[..., Any] | None]] = {}
 
     def dispatch_with_lane(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
         if not takes(environ):
             return moto_call(self, environ, start_response)
         app = self.get_application(environ)
-        if id(app) not in views:
-            views[id(app)] = dispatch_of(app)
-        dispatch = views[id(app)]
+        known = views.get(id(app))
+        if known is None or known[0] is not app:
+            known = views[id(app)] = (app, dispatch_of(app))
+        dispatch = known[1]
         if dispatch is None:
             return app(environ, start_response)
         return answer(dispatch, environ)(environ, start_response)

@@ -31,7 +31,9 @@ Plans = dict[int, tuple[Shape, Plan]]  # id(shape) -> (the shape, kept alive whi
 
 
 class PlannedJSONParser(JSONParser):
-    """`plans`: shared by the parsers of one factory (botocore makes a parser for every response)."""
+    """`plans`: shared by the parsers of one factory (botocore makes a parser for every response).
+    A plan reads timestamps and blobs with the parser that made it: the factory gives every parser
+    the same defaults (install's order: this factory first, then timestamps.py's parser)."""
 
     def __init__(self, plans: Plans | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -33,7 +33,7 @@ MARGIN = 200  # executions beyond the budget still read history first (engine/re
 
 Progress = Callable[[int, int], None]  # (executions read so far, executions in all)
 PROGRESS_STEP = 25  # told every 25 executions and at the last: rich's bar redraws 10 times a second
-# anyway, and an update per execution was 4–6% of `trace`'s CPU at 5,000
+# anyway, and an update per execution was about 4% of `trace`'s CPU at 5,000 (py-spy)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ when switched off, goes through moto's DomainDispatcherApplication and Flask as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -31,7 +31,6 @@ from werkzeug.exceptions import HTTPException
 from onceflow.local.engine.shape import Need, need
 
 Patch = tuple[Any, str, Any]
-WsgiApp = Callable[..., Iterable[bytes]]
 CORS_HEADER = ("Access-Control-Allow-Origin", "*")  # flask_cors's answer to a request without Origin
 _CORS_REQUEST_HEADERS = ("HTTP_ORIGIN", "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK")
 

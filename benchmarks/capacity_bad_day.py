@@ -300,7 +300,7 @@ def run_once(
         stats = source.stats
         run.batches, run.records_handed = stats.batches, stats.records
         dynamodb, sqs = stack.client("dynamodb"), stack.client("sqs")
-        orders = {row["order_id"] for row in scan(dynamodb, stack.order_records_table)}
+        orders = {row["order_id"] for row in scan(dynamodb, stack.business_table)}
         letters = drain(sqs, stack.dead_letter_queue_url)
         reasons: Counter[str] = Counter()
         dead_ids = set()

@@ -306,7 +306,7 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
         evidence = Evidence(
             expectations=[expectation_for(body, i) for i, body in enumerate(sent)],
             state_records=scan(stack.client("dynamodb"), stack.processed_events_table),
-            business_rows=scan(stack.client("dynamodb"), stack.order_records_table),
+            business_rows=scan(stack.client("dynamodb"), stack.business_table),
             notifications=list(pipeline.inbox.collect()),
             dead_letters=drain(stack.client("sqs"), stack.dead_letter_queue_url, delete=False),
             executions=[],  # read once per chunk: R2's record count is checked from the tally below

@@ -61,7 +61,7 @@ def run(
     history_budget: int | None = None,
     around_processing: Callable[[], AbstractContextManager[Any]] = nullcontext,
 ) -> dict[str, Any]:
-    from onceflow.local.demo import make_orders
+    from onceflow.domain import fresh_bodies
     from onceflow.local.embedded import EmbeddedAws
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
@@ -69,19 +69,19 @@ def run(
     from onceflow.ops.observe import scan
 
     rng = random.Random(events)
-    bodies = [json.dumps(o) for o in make_orders(events, rng)]
-    duplicates = round(events * duplicate_rate / (1 - duplicate_rate))
-    bodies += [rng.choice(bodies) for _ in range(duplicates)]
-    rng.shuffle(bodies)
     with EmbeddedAws(time_scale=0.0, speedups=speedups, history_budget=history_budget) as aws:
         stack = deploy(aws.endpoint_url)
+        bodies = fresh_bodies(stack.domain, events)
+        duplicates = round(events * duplicate_rate / (1 - duplicate_rate))
+        bodies += [rng.choice(bodies) for _ in range(duplicates)]
+        rng.shuffle(bodies)
         pipeline = LocalPipeline(aws, stack, log_stream=io.StringIO())
         chunks = iter([bodies[i : i + 50] for i in range(0, len(bodies), 50)])  # a producer streaming
         with around_processing():
             began, cpu_began = time.perf_counter(), time.process_time()
             pipeline.process(concurrency=concurrency, timeout=3600, feed=chunks)
             seconds, cpu = time.perf_counter() - began, time.process_time() - cpu_began
-        rows = len(scan(stack.client("dynamodb"), stack.order_records_table))
+        rows = len(scan(stack.client("dynamodb"), stack.business_table))
         executions = len(list_executions(pipeline.sfn, stack.state_machine_arn))
         unfinished = pipeline.running_executions()
     if rows != events or unfinished:

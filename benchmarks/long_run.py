@@ -211,7 +211,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 page["Count"]
                 for page in stack.client("dynamodb")
                 .get_paginator("scan")
-                .paginate(TableName=stack.order_records_table, Select="COUNT")
+                .paginate(TableName=stack.business_table, Select="COUNT")
             )
         finally:
             server.send_signal(signal.SIGINT)

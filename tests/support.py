@@ -68,7 +68,7 @@ def state_rows(stack: LocalStack) -> list[dict[str, Any]]:
 
 
 def order_rows(stack: LocalStack) -> list[dict[str, Any]]:
-    return scan(stack.client("dynamodb"), stack.order_records_table)
+    return scan(stack.client("dynamodb"), stack.business_table)
 
 
 def dead_letters(stack: LocalStack) -> list[QueuedMessage]:

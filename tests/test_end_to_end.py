@@ -82,7 +82,7 @@ def test_stream_with_duplicates_poison_and_resends_keeps_r1_r2_r3(embedded_aws, 
 
     dynamodb = stack.client("dynamodb")
     states = {r["event_id"]: r for r in scan(dynamodb, stack.processed_events_table)}
-    rows = scan(dynamodb, stack.order_records_table)
+    rows = scan(dynamodb, stack.business_table)
     assert sorted(r["order_id"] for r in rows) == sorted(o["order_id"] for o in orders)  # R2: once each
     assert {r["status"] for r in states.values()} == {"sent"}
     notifications = pipeline.inbox.by_event_id()
@@ -141,7 +141,7 @@ def test_crash_after_start_execution_is_redelivered_and_handed_over_once(embedde
         outcomes = pipeline.starter_outcomes()
         assert outcomes[FINISHED] == 5  # once each: the redelivery started none
         assert outcomes[ALREADY_SENT] == 5
-    assert len(scan(stack.client("dynamodb"), stack.order_records_table)) == 5
+    assert len(scan(stack.client("dynamodb"), stack.business_table)) == 5
     assert set(pipeline.inbox.by_event_id()) == {o["order_id"] for o in orders}
     assert drain(stack.client("sqs"), stack.dead_letter_queue_url) == []
 
@@ -182,5 +182,5 @@ def test_sns_outage_then_dlq_redrive_publishes_without_rewriting(embedded_aws, s
     pipeline.process()
 
     assert {r["status"] for r in scan(dynamodb, stack.processed_events_table)} == {"sent"}
-    assert len(scan(dynamodb, stack.order_records_table)) == 3
+    assert len(scan(dynamodb, stack.business_table)) == 3
     assert pipeline.inbox.by_event_id() == {o["order_id"]: 1 for o in orders}

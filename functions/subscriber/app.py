@@ -1,17 +1,17 @@
-"""The example subscriber: credits a customer's loyalty account once per order notification.
+"""The example subscriber: counts each notified event once in a tally per key.
 
-Its effect is deliberately one that a duplicate would break: `ADD order_count 1, points N` on the
-customer's item counts an order twice if it is applied twice. `ExactlyOnce` writes it in one
-transaction with a marker keyed by the notification's event_id, so it counts once however often
-the notification arrives. To build your own subscriber, copy this folder and change `effect`
-(THE one place where the effect is built) and the tables; the rest is the building block in
-`onceflow_subscriber/` (docs/SUBSCRIBERS.md).
+The key is the payload's value at TALLY_KEY_PATH (the worked example: the order's customer_id).
+Its effect is deliberately one that a duplicate would break: `ADD event_count 1` on the key's item
+counts an event twice if it is applied twice. `ExactlyOnce` writes it in one transaction with a
+marker keyed by the notification's event_id, so it counts once however often the notification
+arrives. To build your own subscriber, copy this folder and change `effect` (THE one place where
+the effect is built) and the tables; the rest is the building block in `onceflow_subscriber/`
+(docs/SUBSCRIBERS.md).
 """
 
 from __future__ import annotations
 
 import os
-from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 
@@ -52,38 +52,36 @@ def reset_clients() -> None:
     _client.cache_clear()
 
 
-def effect(notification: Notification, accounts_table: str) -> list[dict[str, Any]]:
-    """EFFECT: the subscriber's DynamoDB writes for one order, as TransactWriteItems actions."""
-    payload = notification.payload
-    customer_id = payload.get("customer_id")
-    if not isinstance(customer_id, str) or not customer_id:
-        raise notification.invalid("body.customer_id", "non-empty string", f"customer_id is {customer_id!r}")
-    try:
-        points = Decimal(str(payload.get("amount"))).to_integral_value(rounding=ROUND_FLOOR)
-    except InvalidOperation:
-        raise notification.invalid("body.amount", "number", f"amount is {payload.get('amount')!r}") from None
+def tally_key(notification: Notification, path: str) -> str:
+    """The payload's value at `path` (names joined by dots), as text."""
+    value: Any = notification.payload
+    for name in path.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    if value is None or isinstance(value, dict | list) or value == "":
+        raise notification.invalid(f"body.{path}", "tally_key", f"{path} is {value!r}: a string or number is needed")
+    return str(value)
+
+
+def effect(notification: Notification, tally_table: str, key_path: str) -> list[dict[str, Any]]:
+    """EFFECT: the subscriber's DynamoDB writes for one event, as TransactWriteItems actions."""
     return [
         {
             "Update": {
-                "TableName": accounts_table,
-                "Key": {"customer_id": {"S": customer_id}},
-                "UpdateExpression": "ADD order_count :one, points :points SET last_order_id = :order",
-                "ExpressionAttributeValues": {
-                    ":one": {"N": "1"},
-                    ":points": {"N": str(points)},
-                    ":order": {"S": notification.event_id},
-                },
+                "TableName": tally_table,
+                "Key": {"tally_key": {"S": tally_key(notification, key_path)}},
+                "UpdateExpression": "ADD event_count :one SET last_event_id = :event",
+                "ExpressionAttributeValues": {":one": {"N": "1"}, ":event": {"S": notification.event_id}},
             }
         }
     ]
 
 
 def _batch(function_name: str) -> NotificationBatch:
-    accounts_table = os.environ["LOYALTY_ACCOUNTS_TABLE"]
+    tally_table, key_path = os.environ["TALLY_TABLE"], os.environ["TALLY_KEY_PATH"]
     once = ExactlyOnce(_client("dynamodb"), os.environ["SUBSCRIBER_MARKERS_TABLE"], function_name)
 
     def apply(notification: Notification) -> Applied:
-        return once.apply(notification, effect(notification, accounts_table))
+        return once.apply(notification, effect(notification, tally_table, key_path))
 
     return NotificationBatch(
         apply,

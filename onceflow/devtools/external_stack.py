@@ -394,6 +394,11 @@ def deploy_external(
             error.add_note(f"and cleaning up what was made failed: {cleanup}")
         raise
     stack = build_local_stack(
-        endpoints.primary, plan, outputs, service_endpoints=dict(endpoints.urls), state_machine_arn=state_machine_arn
+        endpoints.primary,
+        plan,
+        outputs,
+        service_endpoints=dict(endpoints.urls),
+        state_machine_arn=state_machine_arn,
+        parameters={key: str(value) for key, value in (parameter_overrides or {}).items()},
     )
     return ExternalDeployment(stack, tuple(deployer.created), deployer.intrinsics.physical_ids())

@@ -1,6 +1,8 @@
-"""The demo: a stream of orders through the whole local pipeline (the example subscriber subscribed
-to the topic) while faults are injected, then a redrive of the dead-letter queue and a report that
-judges R1–R4 on the evidence."""
+"""The demo: a stream of the app's own events (bodies made from its domain's sample) through the whole
+local pipeline (the example subscriber subscribed to the topic) while faults are injected, then a
+redrive of the dead-letter queue and a report that judges R1–R4 (R5 with a FIFO source) on the
+evidence. It refuses to judge a stream its domain does not accept, and no verdict passes on
+nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onceflow.domain import Domain, conflicting_candidates, fresh_bodies, poison_candidates
+from onceflow.domain.bodies import id_prefix
 from onceflow.local import faults
 from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
@@ -21,10 +25,12 @@ from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report, r5_verdict
 from onceflow.local.safety_net import StatusEventLoss
 from onceflow.local.stack import LocalStack, deploy
+from onceflow.local.starter_parse import StarterParser
 from onceflow.local.subscriber_check import subscriber_evidence
+from onceflow.local.template import TEMPLATE_PATH
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import drain, scan
-from onceflow.ops.orders import make_orders
+from onceflow.ops.workflow import PUBLISH, record_state
 
 NOT_REDRIVEN = {"Onceflow.InvalidMessage", "Onceflow.PayloadConflict"}
 
@@ -40,7 +46,9 @@ class DemoOptions:
     time_scale: float = 0.01
     seed: int = 7
     mode: str = "STANDARD"  # the template's StateMachineType
-    source: str = "STANDARD"  # the template's SourceQueueType: FIFO adds R5, one message group per customer
+    source: str = "STANDARD"  # the template's SourceQueueType: FIFO adds R5
+    groups: int = 20  # FIFO: events spread over this many message groups, round robin
+    template: Path = TEMPLATE_PATH
 
     @property
     def fifo(self) -> bool:
@@ -49,6 +57,10 @@ class DemoOptions:
 
 class ModeNotSupported(RuntimeError):
     """The chosen state machine type cannot run on this stack yet; the message says why."""
+
+
+class StreamDoesNotFitDomain(RuntimeError):
+    """The bodies made from the domain's sample are not what its starter accepts: nothing to judge."""
 
 
 @dataclass
@@ -61,16 +73,44 @@ class FaultLog:
         self.counts[name] = self.counts.get(name, 0) + n
 
 
-def poison_bodies(count: int) -> list[str]:
-    kinds = [
-        "this is not JSON",
-        json.dumps(["an", "array"]),
-        json.dumps({"customer_id": "c-1", "amount": 3, "currency": "EUR"}),
-        json.dumps({"order_id": "", "customer_id": "c-1", "amount": 3, "currency": "EUR"}),
-        json.dumps({"order_id": "poison-negative", "customer_id": "c-1", "amount": -3, "currency": "EUR"}),
-        json.dumps({"order_id": "poison-currency", "customer_id": "c-1", "amount": 3, "currency": "euro"}),
-    ]
-    return [kinds[i % len(kinds)] for i in range(count)]
+@dataclass(frozen=True)
+class Stream:
+    """The bodies of a run, made from the domain's sample and checked with the stack's own starter."""
+
+    fresh: list[str]
+    poison: list[str]  # each one the starter rejects, a kind of each in turn
+    conflicting: list[str]  # an event_id of `fresh` reused with another payload, each accepted
+
+
+def poison_kinds(domain: Domain, parser: StarterParser) -> list[str]:
+    """One body of each kind that can never succeed on this app's starter (its validation decides
+    which of the domain's own candidates are poison)."""
+    return [body for _, body in poison_candidates(domain) if not parser.parse(body).accepted]
+
+
+def domain_stream(domain: Domain, parser: StarterParser, options: DemoOptions) -> Stream:
+    """Raises StreamDoesNotFitDomain when the starter rejects the sample's own bodies."""
+    fresh = fresh_bodies(domain, options.events)
+    rejected = parser.parse(fresh[0])
+    if not rejected.accepted:
+        raise StreamDoesNotFitDomain(
+            f"the starter rejects the bodies made from the sample {domain.sample_path.name} with a fresh "
+            f"{domain.event_id_path}: {rejected.rejected}; fix the sample or the payload validation"
+        )
+    kinds = poison_kinds(domain, parser)
+    poison = [kinds[i % len(kinds)] for i in range(options.poison)]
+    conflicting = []
+    for i in range(options.conflicts):
+        original = json.loads(fresh[(i * 37) % len(fresh)])
+        accepted = (json.dumps(c) for c in conflicting_candidates(domain, original))
+        found = next((body for body in accepted if parser.parse(body).accepted), None)
+        if found is None:
+            raise StreamDoesNotFitDomain(
+                f"no field of the sample {domain.sample_path.name} can change and stay valid: "
+                "a conflict (an event_id reused with another payload) cannot be made; run with --conflicts 0"
+            )
+        conflicting.append(found)
+    return Stream(fresh, poison, conflicting)
 
 
 class CrashAfterBatch:
@@ -112,18 +152,18 @@ def _counted(fault_cm: Any, log: FaultLog, label: str) -> Iterator[faults.Fault]
 
 
 def chunked_stream(
-    events: int, duplicate_rate: float, chunk_count: int, rng: random.Random
+    bodies: list[str], duplicate_rate: float, chunk_count: int, rng: random.Random
 ) -> tuple[list[list[str]], int]:
-    """Orders split into chunks, with duplicates mixed in: a quarter left for redeliveries of handled
+    """Events split into chunks, with duplicates mixed in: a quarter left for redeliveries of handled
     messages (returned as a count), a quarter as concurrent copies, the rest as producer resends."""
-    bodies = [json.dumps(o) for o in make_orders(events, rng)]
+    events = len(bodies)
     duplicates = round(events * duplicate_rate / (1 - duplicate_rate))
     redeliveries = duplicates // 4
     concurrent = duplicates // 4
     resends = duplicates - redeliveries - concurrent
     chunk_size = max(1, len(bodies) // chunk_count)
     chunks = [bodies[i : i + chunk_size] for i in range(0, len(bodies), chunk_size)]
-    for _ in range(resends):  # a producer resends an earlier order in a later chunk: new message id
+    for _ in range(resends):  # a producer resends an earlier event in a later chunk: new message id
         index = rng.randrange(len(chunks))
         chunks[min(index + 1, len(chunks) - 1)].append(rng.choice(chunks[index]))
     for _ in range(concurrent):  # copies side by side: handled in the same moment
@@ -133,52 +173,49 @@ def chunked_stream(
     return chunks, redeliveries
 
 
-def _schedule(options: DemoOptions, rng: random.Random) -> tuple[list[list[str]], list[str], int]:
-    """Split the stream into chunks: orders, producer resends, concurrent duplicates, poison, conflicts."""
-    chunks, redeliveries = chunked_stream(options.events, options.duplicate_rate, options.chunks, rng)
-    for body in poison_bodies(options.poison):
+def _schedule(stream: Stream, options: DemoOptions, rng: random.Random) -> tuple[list[list[str]], list[str], int]:
+    """Split the stream into chunks: events, producer resends, concurrent duplicates, poison, conflicts."""
+    chunks, redeliveries = chunked_stream(stream.fresh, options.duplicate_rate, options.chunks, rng)
+    for body in stream.poison:
         rng.choice(chunks).append(body)
-    for i in range(options.conflicts):  # an order id reused with another payload, later on
-        original = json.loads(chunks[i % len(chunks)][0])
-        chunks[-1].append(json.dumps({**original, "amount": original["amount"] + 1}))
+    chunks[-1].extend(stream.conflicting)  # event ids reused with another payload, later on
     for chunk in chunks:
         rng.shuffle(chunk)
     flat = [body for chunk in chunks for body in chunk]
     return chunks, flat, redeliveries
 
 
-def _expectations(bodies: list[str]) -> list[Expectation]:
-    """Event id and payload hash of each body, computed by the starter's own parser."""
-    from starter.messages import InvalidMessage, parse_record
-    from starter.settings import Settings
-
-    settings = Settings.from_environment()
-    expectations = []
-    for i, body in enumerate(bodies):
-        try:
-            event = parse_record({"messageId": f"expected-{i}", "body": body, "attributes": {}}, settings)
-            expectations.append(Expectation(event.event_id, event.payload_hash, body))
-        except InvalidMessage:
-            expectations.append(Expectation(None, None, body))
-    return expectations
+def expectations(parser: StarterParser, bodies: list[str]) -> list[Expectation]:
+    """Event id and payload hash of each body, computed by the stack's own starter."""
+    parsed = [parser.parse(body, f"expected-{i}") for i, body in enumerate(bodies)]
+    return [
+        Expectation(p.event_id, p.payload_hash, p.body) if p.accepted else Expectation(None, None, p.body)
+        for p in parsed
+    ]
 
 
 STOPPED_AFTER_RECORD = 3
 
 
-def _orders_in(chunk: list[str], count: int) -> list[str]:
-    """The first `count` distinct order ids of a chunk (poison has none)."""
+def _events_in(domain: Domain, chunk: list[str], count: int) -> list[str]:
+    """The first `count` distinct event ids of a chunk (poison has none)."""
     found: list[str] = []
     for body in chunk:
-        try:
-            order_id = json.loads(body).get("order_id")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(order_id, str) and order_id and order_id not in found:
-            found.append(order_id)
+        event_id = domain.event_id_of(body)
+        if event_id and event_id not in found:
+            found.append(event_id)
         if len(found) == count:
             break
     return found
+
+
+def message_group(domain: Domain, body: str, groups: int) -> str:
+    """A FIFO source's message group of a body: its event spread round robin over `groups` groups
+    (poison, which has no event_id, goes to the first)."""
+    event_id = domain.event_id_of(body) or ""
+    digits = "".join(c for c in event_id.rsplit("-", 1)[-1] if c.isdigit())
+    index = int(digits) % groups if digits else 0
+    return f"{id_prefix(domain)}-group-{index}"
 
 
 def redrive_transient(pipeline: LocalPipeline) -> int:
@@ -241,8 +278,15 @@ def run_demo(
         aws = EmbeddedAws(time_scale=options.time_scale).start()
     else:
         aws.reset()
-    stack = deploy(aws.endpoint_url, parameter_overrides=_mode_parameters(options.mode, options.source))
+    stack = deploy(
+        aws.endpoint_url,
+        parameter_overrides=_mode_parameters(options.mode, options.source),
+        template_path=options.template,
+    )
     _check_mode(stack, options.mode)
+    domain = stack.domain
+    parser = StarterParser(stack)
+    stream = domain_stream(domain, parser, options)
     # Every status change event lost (AWS delivers them best effort; Express sends none): the
     # executions stopped after Record below reach the DLQ only through the reconciler's sweep.
     loss = StatusEventLoss(fraction=1.0, seed=options.seed) if options.mode == "STANDARD" else None
@@ -263,10 +307,12 @@ def run_demo(
     effects = EffectLog(
         stack.source_queue_url.rsplit("/", 1)[-1],
         stack.dead_letter_queue_url.rsplit("/", 1)[-1],
-        stack.order_records_table,
+        stack.business_table,
+        stack.business_key,
+        domain.event_id_of,
     )
     pipeline.event_source.time_scale = 0.0  # visibility timeouts fast-forwarded; retries only scaled
-    chunks, bodies, redeliveries = _schedule(options, rng)
+    chunks, bodies, redeliveries = _schedule(stream, options, rng)
     total = len(bodies)
 
     def on_batch(handled: int) -> None:
@@ -292,8 +338,8 @@ def run_demo(
                     if index == outage_to + 1:
                         outage.close()
                     if index == 4 and loss is not None:
-                        for event_id in _orders_in(chunk, STOPPED_AFTER_RECORD):
-                            interrupts.arm(event_id, "Publish notification", "stop")
+                        for event_id in _events_in(domain, chunk, STOPPED_AFTER_RECORD):
+                            interrupts.arm(event_id, PUBLISH, "stop")
                     if index == 5:
                         chunk_faults.enter_context(
                             _counted(faults.dynamodb_throttling(times=5), log, "DynamoDB throttling (transactions)")
@@ -330,13 +376,15 @@ def run_demo(
     dynamodb = stack.client("dynamodb")
     executions = pipeline.executions()
     report = build_report(
-        sent=_expectations(bodies),
+        sent=expectations(parser, bodies),
         state_records=scan(dynamodb, stack.processed_events_table),
-        business_rows=scan(dynamodb, stack.order_records_table),
+        business_rows=scan(dynamodb, stack.business_table),
         notifications=pipeline.inbox.collect(),
         dead_letters=drain(sqs, stack.dead_letter_queue_url, delete=False),
         executions=executions,
         subscriber=subscriber_evidence(pipeline),
+        business_key=stack.business_key,
+        record_state=record_state(definition_of(pipeline)),
     )
     if options.fifo:
         groups = Counter(group for group, event in {(e.group, e.event_id) for e in effects.effects if e.kind == "sent"})

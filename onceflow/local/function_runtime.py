@@ -57,10 +57,15 @@ def source_stamp(function: LocalFunction) -> Stamp:
     return tuple((str(path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files)
 
 
-def _load_handler_module(function: LocalFunction) -> ModuleType:
+def put_code_on_path(function: LocalFunction) -> None:
+    """The function's code directory and its layers' on sys.path, as Lambda puts them."""
     for directory in (function.code_dir, *function.layer_dirs):
         if str(directory) not in sys.path:
             sys.path.insert(0, str(directory))
+
+
+def _load_handler_module(function: LocalFunction) -> ModuleType:
+    put_code_on_path(function)
     module_file, _, _ = function.handler.rpartition(".")
     unique_name = f"onceflow_function_{function.code_dir.name}_{module_file}"
     stamp = source_stamp(function)

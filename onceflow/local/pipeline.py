@@ -38,14 +38,10 @@ def fast_forwarded(environment: dict[str, str], time_scale: float) -> dict[str, 
 DEFAULT_MESSAGE_GROUP = "onceflow-default"
 
 
-def message_group_of(body: str) -> str:
-    """The worked example's message group: the order's customer (its events apply in order)."""
-    try:
-        decoded = json.loads(body)
-    except json.JSONDecodeError:
-        return DEFAULT_MESSAGE_GROUP
-    customer = decoded.get("customer_id") if isinstance(decoded, dict) else None
-    return customer if isinstance(customer, str) and customer else DEFAULT_MESSAGE_GROUP
+def message_group_of(stack: LocalStack, body: str) -> str:
+    """A FIFO message's group when the sender names none: one group per event (the domain's event_id),
+    so a resend of an event queues behind its first send; a body without one goes to a default group."""
+    return stack.domain.event_id_of(body) or DEFAULT_MESSAGE_GROUP
 
 
 @dataclass(frozen=True)
@@ -168,8 +164,8 @@ class LocalPipeline:
     def send(self, bodies: Iterable[Any], groups: Sequence[str] | None = None) -> list[SentMessage]:
         """Put messages on the source queue, as a producer would (10 per request, in order).
 
-        A FIFO source needs each message's MessageGroupId: `groups[i]`, or else the body's
-        `customer_id` (the worked example's natural group), or one default group. Each send gets a
+        A FIFO source needs each message's MessageGroupId: `groups[i]`, or else a group per event
+        (message_group_of). Each send gets a
         fresh MessageDeduplicationId, as a producer's resend after SQS's five-minute window would:
         a duplicate body sent here reaches the consumer, which must deduplicate it itself."""
         texts = [b if isinstance(b, str) else json.dumps(b) for b in bodies]
@@ -181,7 +177,7 @@ class LocalPipeline:
             if fifo:
                 for i, entry in enumerate(entries):
                     given = groups[start + i] if groups is not None else None
-                    entry["MessageGroupId"] = given or message_group_of(entry["MessageBody"])
+                    entry["MessageGroupId"] = given or message_group_of(self.stack, entry["MessageBody"])
                     entry["MessageDeduplicationId"] = uuid.uuid4().hex
             response = self.sqs.send_message_batch(QueueUrl=self.stack.source_queue_url, Entries=entries)
             if response.get("Failed"):

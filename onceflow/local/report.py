@@ -10,8 +10,18 @@ from typing import Any
 from onceflow.ops.executions import ExecutionResult
 from onceflow.ops.observe import QueuedMessage
 from onceflow.ops.redrive import SAFETY_NET, DeadLetter, NotRedrivable, read
+from onceflow.ops.workflow import (
+    ALREADY_DONE_EXPIRED,
+    ALREADY_SENT,
+    CONFLICT_PREFIX,
+    DEAD_LETTERED,
+    LOOK_UP,
+    MARK_SENT,
+    RECORD,
+)
 
-RECORD_STATE = "Record event and order"
+# The end of a verdict's problem when the run gave it nothing to judge (it fails then).
+NOTHING_TO_JUDGE = "nothing to judge"
 
 PATH_NEW = "new"
 PATH_RESUMED = "resumed from pending"
@@ -25,17 +35,17 @@ PATH_OTHER = "other"
 def path_kind(execution: ExecutionResult) -> str:
     """Which of statemachine/pipeline.asl.json's paths the execution took (by the states it entered)."""
     path = execution.path
-    if any(state.startswith("Describe payload conflict") for state in path):
+    if any(state.startswith(CONFLICT_PREFIX) for state in path):
         return PATH_CONFLICT
     last = path[-1] if path else None
-    if last == "Dead-lettered":
+    if last == DEAD_LETTERED:
         return PATH_DEAD_LETTERED
-    if last == "Already sent":
+    if last == ALREADY_SENT:
         return PATH_ALREADY_SENT
-    if last == "Already done, record expired":
+    if last == ALREADY_DONE_EXPIRED:
         return PATH_EXPIRED
-    if last == "Mark as sent" and execution.status == "SUCCEEDED":
-        return PATH_RESUMED if "Look up earlier record" in path else PATH_NEW
+    if last == MARK_SENT and execution.status == "SUCCEEDED":
+        return PATH_RESUMED if LOOK_UP in path else PATH_NEW
     return PATH_OTHER
 
 
@@ -47,9 +57,9 @@ def _read_dead_letter(message: QueuedMessage) -> DeadLetter:
         return DeadLetter(message.message_id, message.body, SAFETY_NET, f"(unreadable: {problem})", None, None, {}, 0)
 
 
-def successful_records(execution: ExecutionResult) -> int:
+def successful_records(execution: ExecutionResult, record_state: str = RECORD) -> int:
     """How many times this execution's Record transaction succeeded (0 or 1 if R2 holds)."""
-    return execution.count_in_state("TaskSucceeded", RECORD_STATE)
+    return execution.count_in_state("TaskSucceeded", record_state)
 
 
 @dataclass(frozen=True)
@@ -95,11 +105,16 @@ def build_report(
     dead_letters: list[QueuedMessage],
     executions: list[ExecutionResult],
     subscriber: Any = None,
+    business_key: str = "event_id",
+    record_state: str = RECORD,
 ) -> RunReport:
     """`subscriber` (onceflow/local/subscriber_check.py: SubscriberEvidence), when the stack has the
-    example subscriber, adds R4."""
+    example subscriber, adds R4. `business_key` is the business table's key (where the event_id is
+    written), `record_state` the workflow's Record task (onceflow.ops.workflow.record_state).
+
+    Every verdict names how many events it judged, and none passes on a run that processed none."""
     states = {r["event_id"]: r for r in state_records}
-    rows = {r["order_id"]: r for r in business_rows}
+    rows = {r[business_key]: r for r in business_rows if business_key in r}
     notified = Counter(m.attributes.get("event_id", "") for m in notifications)
     letters = [_read_dead_letter(message) for message in dead_letters]
     dead_by_body: dict[str, list[DeadLetter]] = {}
@@ -107,7 +122,7 @@ def build_report(
         dead_by_body.setdefault(letter.body, []).append(letter)
     records_per_event: Counter[str] = Counter()
     for execution in executions:
-        records_per_event[execution.input.get("event_id", "")] += successful_records(execution)
+        records_per_event[execution.input.get("event_id", "")] += successful_records(execution, record_state)
 
     # R1: every message is either processed (its event sent, with this payload) or dead-lettered with a reason.
     lost = []
@@ -127,10 +142,10 @@ def build_report(
             lost.append(f"{message.event_id or message.body[:40]!r}: neither sent nor dead-lettered with a reason")
     r1 = Verdict(
         "R1 nothing is lost",
-        not lost,
+        not lost and processed_messages > 0,
         f"{processed_messages} of {len(sent)} messages processed, {dead_lettered_messages} dead-lettered with a reason, "
         f"{len(lost)} unaccounted",
-        lost[:10],
+        lost[:10] if lost or processed_messages else [f"no message was processed: {NOTHING_TO_JUDGE}"],
     )
 
     # R2: one successful Record transaction per event, and the business row is the one it wrote.
@@ -141,13 +156,15 @@ def build_report(
         for event_id, state in states.items()
         if event_id in rows and rows[event_id].get("execution_arn") != state.get("execution_arn")
     ]
-    orphans = [f"{order_id}: business row without state record" for order_id in rows if order_id not in states]
+    orphans = [f"{event_id}: business row without state record" for event_id in rows if event_id not in states]
+    recorded = sum(records_per_event.values())
     r2 = Verdict(
         "R2 database written exactly once",
-        not (twice or overwritten or orphans),
-        f"{sum(records_per_event.values())} successful Record transactions for {len(records_per_event)} events "
+        not (twice or overwritten or orphans) and recorded > 0,
+        f"{recorded} successful Record transactions for {len(records_per_event)} events "
         f"seen by executions; {len(rows)} business rows, {len(overwritten)} overwritten, {len(orphans)} orphaned",
-        (twice + overwritten + orphans)[:10],
+        (twice + overwritten + orphans)[:10]
+        or ([] if recorded else [f"no Record transaction succeeded: {NOTHING_TO_JUDGE}"]),
     )
 
     # R3: every event marked sent has at least one notification.
@@ -158,7 +175,7 @@ def build_report(
         not unnotified and bool(sent_events),
         f"{len(sent_events) - len(unnotified)} of {len(sent_events)} sent events notified; "
         f"{sum(notified.values())} notifications ({sum(n - 1 for n in notified.values() if n > 1)} duplicates)",
-        unnotified[:10],
+        unnotified[:10] or ([] if sent_events else [f"no event was marked sent: {NOTHING_TO_JUDGE}"]),
     )
 
     return RunReport(
@@ -171,16 +188,16 @@ def build_report(
         dead_letters_by_reason=dict(Counter(letter.error or "(no reason)" for letter in letters)),
         executions_by_path=dict(Counter(path_kind(e) for e in executions)),
         executions=len(executions),
-        verdicts=[r1, r2, r3, *_r4(subscriber, notifications, business_rows)],
+        verdicts=[r1, r2, r3, *_r4(subscriber, notifications)],
     )
 
 
-def _r4(subscriber: Any, notifications: list[QueuedMessage], business_rows: list[dict[str, Any]]) -> list[Verdict]:
+def _r4(subscriber: Any, notifications: list[QueuedMessage]) -> list[Verdict]:
     if subscriber is None:
         return []
     from onceflow.local.subscriber_check import judge_r4  # it builds on this module's Verdict
 
-    return [judge_r4(subscriber, notifications, business_rows)]
+    return [judge_r4(subscriber, notifications)]
 
 
 def report_as_dict(report: RunReport) -> dict[str, Any]:
@@ -202,4 +219,10 @@ def r5_verdict(groups: dict[str, int], effects: int, problems: list[str]) -> Ver
         f"up to {max(groups.values(), default=0)}); business writes and first notifications of each group in "
         f"the order of its messages over {effects} logged sends, dead letters, writes and notifications"
     )
-    return Verdict(R5_NAME, not problems, evidence, problems[:20])
+    judged = sum(groups.values())
+    return Verdict(
+        R5_NAME,
+        not problems and judged > 0,
+        evidence,
+        problems[:20] or ([] if judged else [f"no event: {NOTHING_TO_JUDGE}"]),
+    )

@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 
+from onceflow.domain import Domain, load_domain
 from onceflow.local.embedded import ACCOUNT_ID, REGION
 from onceflow.local.template import TEMPLATE_PATH, EmulatedFunction, LocalPlan, plan_local_stack
 
@@ -64,7 +65,7 @@ class LocalStack:
     dead_letter_queue_url: str
     state_machine_arn: str
     processed_events_table: str
-    order_records_table: str
+    business_table: str
     notification_topic_arn: str
     starter_code_dir: Path
     starter_handler: str
@@ -77,6 +78,15 @@ class LocalStack:
     service_endpoints: dict[str, str] = field(default_factory=dict)
     # Every function of the template by logical id (the starter's fields above repeat its entry).
     functions: dict[str, LocalFunction] = field(default_factory=dict)
+    # The business table's key attribute (its key schema's HASH key), where the event_id is written.
+    business_key: str = ""
+    template_path: Path = TEMPLATE_PATH
+    parameters: dict[str, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def domain(self) -> Domain:
+        """The app's domain: its sample body and where its event_id is (onceflow.domain)."""
+        return load_domain(self.template_path, self.parameters)
 
     @property
     def subscribers(self) -> list[LocalFunction]:
@@ -109,7 +119,7 @@ class LocalStack:
             "dead_letter_queue_url": self.dead_letter_queue_url,
             "state_machine_arn": self.state_machine_arn,
             "processed_events_table": self.processed_events_table,
-            "order_records_table": self.order_records_table,
+            "business_table": self.business_table,
             "notification_topic_arn": self.notification_topic_arn,
         }
 
@@ -219,10 +229,11 @@ def deploy(
         roleArn=outputs["LocalStateMachineRoleArn"],
         type=outputs.get("LocalStateMachineType", "STANDARD"),
     )
-    return build_local_stack(endpoint_url, plan, outputs)
+    parameters = {key: str(value) for key, value in (parameter_overrides or {}).items()}
+    return build_local_stack(endpoint_url, plan, outputs, parameters=parameters)
 
 
-def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStack:
+def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME, template_path: Path = TEMPLATE_PATH) -> LocalStack:
     """Find a stack that `deploy` made earlier on a running endpoint (e.g. `onceflow start`)."""
     cloudformation = client(endpoint_url, "cloudformation")
     try:
@@ -230,8 +241,8 @@ def attach(endpoint_url: str, stack_name: str = DEFAULT_STACK_NAME) -> LocalStac
     except cloudformation.exceptions.ClientError as error:
         raise StackError(f"no local stack {stack_name!r} at {endpoint_url}: start one with `onceflow start`") from error
     parameters = {p["ParameterKey"]: p["ParameterValue"] for p in described.get("Parameters", [])}
-    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameters)
-    return build_local_stack(endpoint_url, plan, _outputs(described))
+    plan = plan_local_stack(stack_name, REGION, ACCOUNT_ID, parameters, template_path)
+    return build_local_stack(endpoint_url, plan, _outputs(described), parameters=parameters)
 
 
 def _outputs(described: dict[str, Any]) -> dict[str, str]:
@@ -255,9 +266,11 @@ def build_local_stack(
     outputs: dict[str, str],
     service_endpoints: dict[str, str] | None = None,
     state_machine_arn: str | None = None,
+    parameters: dict[str, str] | None = None,
 ) -> LocalStack:
     service_endpoints = service_endpoints or {}
     sqs = client(service_endpoints.get("sqs", endpoint_url), "sqs")
+    dynamodb = client(service_endpoints.get("dynamodb", endpoint_url), "dynamodb")
     source_queue_url = outputs["SourceQueueUrl"]
     functions = {
         lid: _local_function(sqs, function, outputs)
@@ -275,7 +288,7 @@ def build_local_stack(
         state_machine_arn=state_machine_arn
         or f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{plan.state_machine_name}",
         processed_events_table=outputs["ProcessedEventsTableName"],
-        order_records_table=outputs["OrderRecordsTableName"],
+        business_table=outputs["BusinessTableName"],
         notification_topic_arn=outputs["NotificationTopicArn"],
         starter_code_dir=starter.code_dir,
         starter_handler=starter.handler,
@@ -286,7 +299,16 @@ def build_local_stack(
         substitutions=definition_substitutions(plan, outputs),
         service_endpoints=dict(service_endpoints),
         functions=functions,
+        business_key=hash_key(dynamodb, outputs["BusinessTableName"]),
+        template_path=plan.template_path,
+        parameters=dict(parameters or {}),
     )
+
+
+def hash_key(dynamodb: Any, table_name: str) -> str:
+    """A table's partition key attribute, as DescribeTable tells it."""
+    schema = dynamodb.describe_table(TableName=table_name)["Table"]["KeySchema"]
+    return next(key["AttributeName"] for key in schema if key["KeyType"] == "HASH")
 
 
 def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str]) -> LocalFunction:

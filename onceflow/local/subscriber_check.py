@@ -1,12 +1,13 @@
 """R4 judged on evidence read from the stack: the example subscriber's effect happened once per event.
 
-The example subscriber adds 1 to its customer's `order_count` per order it applies (an ADD that a
-duplicate would count twice). So, for the events the pipeline notified:
+The example subscriber adds 1 to a tally per key (the payload's value at its TALLY_KEY_PATH) for
+each event it applies (an ADD that a duplicate would count twice). So, for the events the pipeline
+notified:
 - every notified event was applied (its marker exists) or is in the subscriber's dead-letter queue
   with a reason: none lost;
-- each customer's `order_count` is the number of distinct notified events of that customer: no
-  effect twice, none missing, whatever the duplicates (the customer of an event is read from its
-  business row, written once by R2);
+- each key's `event_count` is the number of distinct applied events with that key: no effect twice,
+  none missing, whatever the duplicates (an event's key is read from its notification, which carries
+  the payload);
 - no marker or effect for an event never notified.
 """
 
@@ -17,31 +18,32 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from onceflow.local.report import Verdict
+from onceflow.local.report import NOTHING_TO_JUDGE, Verdict
 from onceflow.ops.observe import QueuedMessage
 
 
 @dataclass(frozen=True)
 class SubscriberEvidence:
     markers: list[dict[str, Any]]
-    accounts: list[dict[str, Any]]
+    tallies: list[dict[str, Any]]  # the tally table's items: tally_key, event_count
     dead_letters: list[QueuedMessage]
     deliveries: int  # records the subscriber's event source handed it (every duplicate counted)
+    tally_key_path: str  # where the tally key is in the payload
 
 
-def _customer(row: dict[str, Any]) -> str | None:
+def tally_key_of(payload_text: str, path: str) -> str | None:
     try:
-        customer = json.loads(row.get("payload", "{}")).get("customer_id")
-    except (ValueError, AttributeError):
+        value: Any = json.loads(payload_text)
+    except ValueError:
         return None
-    return customer if isinstance(customer, str) else None
+    for name in path.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    return None if value is None or isinstance(value, dict | list) else str(value)
 
 
-def judge_r4(
-    evidence: SubscriberEvidence, notifications: list[QueuedMessage], business_rows: list[dict[str, Any]]
-) -> Verdict:
+def judge_r4(evidence: SubscriberEvidence, notifications: list[QueuedMessage]) -> Verdict:
     notified = Counter(m.attributes.get("event_id", "") for m in notifications)
-    customers = {row["order_id"]: _customer(row) for row in business_rows}
+    keys = {m.attributes.get("event_id", ""): tally_key_of(m.body, evidence.tally_key_path) for m in notifications}
     applied = {str(m["event_id"]) for m in evidence.markers}
     dead = {
         m.attributes["event_id"]: m.attributes.get("error", "")
@@ -57,21 +59,22 @@ def judge_r4(
         f"{event_id}: dead-lettered by the subscriber without a reason" for event_id, error in dead.items() if not error
     ]
     problems += [f"{event_id}: applied but never notified" for event_id in sorted(applied - set(notified))]
-    expected = Counter(customers.get(event_id) for event_id in applied)
-    counted = {str(a["customer_id"]): int(a.get("order_count", 0)) for a in evidence.accounts}
-    for customer in sorted(set(expected) | set(counted), key=str):
-        if counted.get(str(customer), 0) != expected.get(customer, 0):
+    expected = Counter(keys.get(event_id) for event_id in applied)
+    counted = {str(item["tally_key"]): int(item.get("event_count", 0)) for item in evidence.tallies}
+    for key in sorted(set(expected) | set(counted), key=str):
+        if counted.get(str(key), 0) != expected.get(key, 0):
             problems.append(
-                f"customer {customer}: order_count {counted.get(str(customer), 0)}, "
-                f"but {expected.get(customer, 0)} of its events were applied"
+                f"tally {key}: event_count {counted.get(str(key), 0)}, but {expected.get(key, 0)} of its events were applied"
             )
-    effects = sum(counted.values())
+    if not notified:
+        problems.append(f"no event was notified: {NOTHING_TO_JUDGE}")
     return Verdict(
         "R4 subscriber effect once per event",
-        not problems and bool(notified),
+        not problems,
         f"{len(notified)} events notified, {sum(notified.values())} notifications; {evidence.deliveries} "
-        f"deliveries to the subscriber (duplicates and redeliveries included); {len(applied)} applied, {effects} effects "
-        f"(order_count summed over {len(counted)} accounts), {len(dead)} dead-lettered by the subscriber",
+        f"deliveries to the subscriber (duplicates and redeliveries included); {len(applied)} applied, "
+        f"{sum(counted.values())} effects (event_count summed over {len(counted)} tally keys), {len(dead)} "
+        "dead-lettered by the subscriber",
         problems[:10],
     )
 
@@ -88,7 +91,8 @@ def subscriber_evidence(pipeline: Any) -> SubscriberEvidence | None:
     dynamodb, sqs = stack.client("dynamodb"), stack.client("sqs")
     return SubscriberEvidence(
         markers=scan(dynamodb, environment["SUBSCRIBER_MARKERS_TABLE"]),
-        accounts=scan(dynamodb, environment["LOYALTY_ACCOUNTS_TABLE"]),
+        tallies=scan(dynamodb, environment["TALLY_TABLE"]),
         dead_letters=drain(sqs, environment["SUBSCRIBER_DEAD_LETTER_QUEUE_URL"], delete=False),
         deliveries=pipeline.subscriber_sources[function.logical_id].stats.records,
+        tally_key_path=environment["TALLY_KEY_PATH"],
     )

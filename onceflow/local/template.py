@@ -170,6 +170,7 @@ class LocalPlan:
     stack_name: str
     starter_id: str = ""
     subscriptions: tuple[EmulatedSubscription, ...] = ()
+    template_path: Path = TEMPLATE_PATH
 
     @property
     def function(self) -> EmulatedFunction:
@@ -392,4 +393,5 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
         stack_name=stack_name,
         starter_id=starters[0],
         subscriptions=tuple(subscriptions),
+        template_path=path,
     )

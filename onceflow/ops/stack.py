@@ -127,8 +127,8 @@ class StackResources:
         return self._output("ProcessedEventsTableName")
 
     @property
-    def order_records_table(self) -> str:
-        return self._output("OrderRecordsTableName")
+    def business_table(self) -> str:
+        return self._output("BusinessTableName")
 
     @property
     def notification_topic_arn(self) -> str:

@@ -138,7 +138,7 @@ def test_express_is_measured_from_its_own_synchronous_executions(embedded_aws):
 
     [execution] = measured.executions
     assert ":express:" in execution.arn and execution.status == "SUCCEEDED"
-    assert execution.path == ["Record event and order", "Publish notification", "Mark as sent"]
+    assert execution.path == ["Record event and business item", "Publish notification", "Mark as sent"]
     assert "StartSyncExecution" in {call.action for call in measured.calls_by("starter")}
     assert _express_runs_synchronously({"new": measured}) is None, "not modelled from STANDARD"
 

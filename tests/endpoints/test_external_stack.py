@@ -75,7 +75,7 @@ def test_queues_tables_and_topic_follow_the_translated_template(deploy_by_api):
         "deadLetterTargetArn": dead_letter_arn,
         "maxReceiveCount": max_receive_count,
     }
-    for table in (stack.processed_events_table, stack.order_records_table):
+    for table in (stack.processed_events_table, stack.business_table):
         logical_id = table.removeprefix(f"{stack.stack_name}-")
         described = dynamodb.describe_table(TableName=table)["Table"]
         assert described["KeySchema"] == resources[logical_id]["Properties"]["KeySchema"]

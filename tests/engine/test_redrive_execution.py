@@ -352,7 +352,7 @@ def test_a_stopped_pipeline_execution_is_redriven_to_sent_without_writing_again(
     result = wait_for(sfn, running["executionArn"], timeout=30)
 
     assert result.status == "SUCCEEDED"
-    assert result.path.count("Record event and order") == 1  # the business row is not written again
+    assert result.path.count("Record event and business item") == 1  # the business row is not written again
     assert result.path[-2:] == ["Publish notification", "Mark as sent"]
     assert [row["status"] for row in state_rows(stack)] == ["sent"]
     assert len(order_rows(stack)) == 1

@@ -57,7 +57,7 @@ class DeployedStack:
 
     def business_rows(self, order_id: str) -> int:
         response = self.client("dynamodb").query(
-            TableName=self.outputs["OrderRecordsTableName"],
+            TableName=self.outputs["BusinessTableName"],
             KeyConditionExpression="order_id = :id",
             ExpressionAttributeValues={":id": {"S": order_id}},
             ConsistentRead=True,

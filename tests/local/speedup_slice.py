@@ -48,7 +48,7 @@ def outcome(selected: frozenset[str]) -> dict[str, Any]:
         results = [wait_for(sfn, e["executionArn"]) for e in list_executions(sfn, stack.state_machine_arn)]
         dynamodb = stack.client("dynamodb")
         return {
-            "business_rows": sorted(r["order_id"] for r in scan(dynamodb, stack.order_records_table)),
+            "business_rows": sorted(r["order_id"] for r in scan(dynamodb, stack.business_table)),
             "states": sorted((r["event_id"], r["status"]) for r in scan(dynamodb, stack.processed_events_table)),
             "notified": sorted(Counter(m.attributes.get("event_id") for m in pipeline.inbox.collect())),
             "dead_letters": sorted(

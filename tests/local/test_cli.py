@@ -176,7 +176,7 @@ def test_status_counts_lists_executions_in_time_order_with_paths_and_reads_the_d
     rows = [line for line in status.splitlines() if "order-" in line and "SUCCEEDED" in line]
     started_times = [line.split("│")[1].strip() for line in rows]
     assert started_times == sorted(started_times) and len(rows) >= 2
-    assert any("Record event and order → Publish notification → Mark as sent" in row for row in rows)
+    assert any("Record event and business item → Publish notification → Mark as sent" in row for row in rows)
 
 
 def test_logs_are_in_cloudwatch_logs_and_filter_by_event_id(started: Started) -> None:

@@ -67,7 +67,7 @@ def test_report_passes_and_matches_the_tables(demo):
     assert report.passed, [v for v in report.verdicts if not v.passed]
     assert [v.name[:2] for v in report.verdicts] == ["R1", "R2", "R3", "R4"]  # R4: the example subscriber
     dynamodb = stack.client("dynamodb")
-    rows = scan(dynamodb, stack.order_records_table)
+    rows = scan(dynamodb, stack.business_table)
     states = scan(dynamodb, stack.processed_events_table)
     assert report.business_rows == len(rows) == 40
     assert report.unique_events >= 40  # poison with a readable event_id counts too
@@ -104,5 +104,5 @@ def test_every_path_was_taken(demo, mode, starter_log):
     assert dead_lettered >= 2 + demo.faults.counts["dead letters redriven after the outage"]
     assert outcomes["Already sent with this payload: acknowledged without an execution"] > 0
     assert "Execution started" not in outcomes  # no asynchronous execution in EXPRESS
-    rows = scan(demo.pipeline.stack.client("dynamodb"), demo.pipeline.stack.order_records_table)
+    rows = scan(demo.pipeline.stack.client("dynamodb"), demo.pipeline.stack.business_table)
     assert all(":express:" in row["execution_arn"] for row in rows)

@@ -50,7 +50,7 @@ def test_racing_executions_never_lose_or_undo_a_write(stack, inbox):
 
     assert [r.arn for r in results if r.status != "SUCCEEDED"] == []
     dynamodb = stack.client("dynamodb")
-    rows = {r["order_id"]: r for r in scan(dynamodb, stack.order_records_table)}
+    rows = {r["order_id"]: r for r in scan(dynamodb, stack.business_table)}
     states = {s["event_id"]: s for s in scan(dynamodb, stack.processed_events_table)}
     expected = {f"race-{i:03d}" for i in range(DISTINCT_EVENTS)}
     assert set(rows) == expected and set(states) == expected

@@ -356,7 +356,7 @@ def _answers(stack: Any) -> dict[str, Any]:
         "no such table": outcome(lambda: dynamodb.describe_table(TableName="no-such-table")),
         "failed condition": outcome(
             lambda: dynamodb.put_item(
-                TableName=stack.order_records_table,
+                TableName=stack.business_table,
                 Item={"order_id": {"S": "absent"}},
                 ConditionExpression="attribute_exists(order_id)",
             )

@@ -187,7 +187,7 @@ def test_a_failing_message_holds_its_group_back_and_takes_the_records_received_w
     assert "a-3" not in attempts, "held back behind a-2 every time"
     assert attempts.index("a-4") > max(i for i, e in enumerate(attempts) if e == "a-2"), "a-4 never overtook a-2"
     assert [e for e in attempts if e.startswith("b")] == ["b-1", "b-2"]
-    rows = {row["order_id"] for row in scan(fifo_stack.client("dynamodb"), fifo_stack.order_records_table)}
+    rows = {row["order_id"] for row in scan(fifo_stack.client("dynamodb"), fifo_stack.business_table)}
     assert rows == {"a-1", "a-4", "b-1", "b-2"}
     letters = fifo_stack.client("sqs").receive_message(
         QueueUrl=fifo_stack.dead_letter_queue_url, AttributeNames=["All"], MaxNumberOfMessages=10

@@ -14,10 +14,10 @@ from tests.support import dead_letters, execution_input, order, order_rows, stat
 MOCK_CONFIG_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "test" / "MockConfigFile.json"
 ASL_FILE = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
 
-RECORD = "Record event and order"
+RECORD = "Record event and business item"
 LOOK_UP = "Look up earlier record"
 WHAT_IS_LEFT = "What is left to do?"
-SAME_PAYLOAD = "Same payload as the stored order?"
+SAME_PAYLOAD = "Same payload as the stored business item?"
 PUBLISH = "Publish notification"
 MARK_SENT = "Mark as sent"
 DEAD_LETTER = "Send to dead-letter queue"
@@ -77,7 +77,7 @@ def seed_earlier_run(stack: LocalStack, status: str, execution_arn: str) -> None
         },
     )
     dynamodb.put_item(
-        TableName=stack.order_records_table,
+        TableName=stack.business_table,
         Item={
             "order_id": {"S": EVENT_ID},
             "payload": {"S": json.dumps(given["payload"])},

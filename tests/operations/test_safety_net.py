@@ -38,7 +38,7 @@ def interrupts(stack) -> Iterator[ExecutionInterrupts]:
 
 
 RESUMED_PENDING_PATH = [
-    "Record event and order",
+    "Record event and business item",
     "Look up earlier record",
     "What is left to do?",
     "Publish notification",
@@ -51,7 +51,7 @@ def _statuses(stack) -> list[str]:
 
 
 def _order_ids(stack) -> list[str]:
-    return [r["order_id"] for r in scan(stack.client("dynamodb"), stack.order_records_table)]
+    return [r["order_id"] for r in scan(stack.client("dynamodb"), stack.business_table)]
 
 
 def _redrive_and_process(stack, event_source, already: set[str]):

@@ -39,7 +39,7 @@ def _pending_taken_for_sent(states: dict) -> None:
 
 def _record_without_condition(states: dict) -> None:
     """Neither the state record's condition nor the business row's own (issue 8: R2 after expiry)."""
-    for item in states["Record event and order"]["Parameters"]["TransactItems"]:
+    for item in states["Record event and business item"]["Parameters"]["TransactItems"]:
         item["Put"].pop("ConditionExpression")
 
 

@@ -82,7 +82,9 @@ def test_a_sweep_stopped_by_its_budget_keeps_its_checkpoint_and_the_next_sends_t
     budgeted = reconciler_for(stack, 0, MAX_DEAD_LETTERS_PER_RUN="1")
     assert unbudgeted.sweep()["dead_lettered"] == []  # the checkpoint before the executions
     before = _checkpoint(stack, unbudgeted)
-    stopped = start_and_stop(stack, interrupts, ["order-b1", "order-b2", "order-b3"], state="Record event and order")
+    stopped = start_and_stop(
+        stack, interrupts, ["order-b1", "order-b2", "order-b3"], state="Record event and business item"
+    )
     assert scan(stack.client("dynamodb"), stack.processed_events_table) == []
     _clock_ahead(monkeypatch, timedelta(hours=2))
 

@@ -6,19 +6,34 @@ import io
 import json
 from typing import Any
 
+from onceflow.domain.app import starter_environment
+from onceflow.domain.template_yaml import read_template
 from onceflow.local.stack import LocalStack
+from onceflow.local.template import TEMPLATE_PATH
 from onceflow.ops.observe import QueuedMessage, drain
 from starter.formats import FORMATS
+from starter.payload_validation import payload_validator
 from starter.settings import Settings
+
+# The worked example's domain as template.yaml gives it to the starter.
+WORKED_EXAMPLE_DOMAIN = {
+    name: str(value)
+    for name, value in starter_environment(read_template(TEMPLATE_PATH)).items()
+    if name in ("PAYLOAD_EVENT_ID_PATH", "PAYLOAD_MODEL", "PAYLOAD_SCHEMA")
+}
 
 
 def settings(event_format: str = "json", event_id_path: str | None = None, **changes: Any) -> Settings:
     chosen = FORMATS[event_format]
+    changes.setdefault(
+        "payload_validator",
+        payload_validator(WORKED_EXAMPLE_DOMAIN.get("PAYLOAD_MODEL"), WORKED_EXAMPLE_DOMAIN.get("PAYLOAD_SCHEMA")),
+    )
     return Settings(
         "arn:aws:states:::stateMachine:unused",
         "https://unused",
         chosen,
-        event_id_path or chosen.event_id_path,
+        event_id_path or chosen.event_id_path(WORKED_EXAMPLE_DOMAIN["PAYLOAD_EVENT_ID_PATH"]),
         35,
         **changes,
     )

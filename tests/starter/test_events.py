@@ -139,7 +139,7 @@ def test_feeding_the_sqs_event_to_the_handler(stack, monkeypatch, name):
     new = [r for r in wait_for_all(sfn, stack.state_machine_arn) if r.arn not in before]
     assert len(new) == outcome.executions
     assert {r.status for r in new} <= {"SUCCEEDED"}
-    rows = [row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table)]
+    rows = [row["order_id"] for row in scan(stack.client("dynamodb"), stack.business_table)]
     assert all(rows.count(event_id) == 1 for event_id in outcome.business_rows)  # written, and once
     for result in new:  # every execution of this file belongs to one of its events
         assert result.input["event_id"] in outcome.business_rows

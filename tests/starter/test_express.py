@@ -50,7 +50,7 @@ def inbox(express_stack: LocalStack) -> NotificationInbox:
 
 
 def rows(stack: LocalStack) -> list[str]:
-    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table))
+    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.business_table))
 
 
 def logged(logs: io.StringIO, message: str) -> list[dict[str, Any]]:

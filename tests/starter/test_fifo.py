@@ -66,7 +66,7 @@ def record(order_id: str, group: str, message_id: str, **extra: Any) -> dict[str
 
 
 def rows(stack: LocalStack) -> list[str]:
-    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table))
+    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.business_table))
 
 
 def fifo_dead_letters(stack: LocalStack) -> list[dict[str, Any]]:

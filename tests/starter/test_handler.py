@@ -126,7 +126,7 @@ def test_producer_resend_after_sent_starts_no_execution(stack, starter, starter_
 
     assert first == resend == {"batchItemFailures": []}
     assert [e["name"] for e in executions(stack)] == [execution_name("order-1", "first-send")]
-    assert [row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table)] == ["order-1"]
+    assert [row["order_id"] for row in scan(stack.client("dynamodb"), stack.business_table)] == ["order-1"]
     assert inbox.by_event_id() == {"order-1": 1}
     assert metric_totals(starter_logs)["AlreadySentAcknowledged"] == 1
     [line] = records_logged(starter_logs, "Already sent with this payload: acknowledged without an execution")

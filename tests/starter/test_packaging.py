@@ -12,8 +12,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "functions" / "starter"
 # In the Lambda Python runtime (boto3, botocore and their jmespath), in requirements.txt
-# (Powertools with its parser extra, which brings pydantic) or in the Onceflow layer (onceflow_common).
-PACKAGED = {"boto3", "botocore", "jmespath", "aws_lambda_powertools", "pydantic", "onceflow_common", "starter", "app"}
+# (Powertools with its parser extra, which brings pydantic, and its validation extra, which brings
+# fastjsonschema), in the Onceflow layer (onceflow_common), or the function's own packages (the
+# domain's payload model in domain/).
+PACKAGED = {
+    "boto3",
+    "botocore",
+    "jmespath",
+    "aws_lambda_powertools",
+    "pydantic",
+    "fastjsonschema",
+    "onceflow_common",
+    "starter",
+    "domain",
+    "app",
+}
 
 
 def top_level_imports(path: Path) -> set[str]:
@@ -34,7 +47,7 @@ def test_starter_imports_only_the_runtime_and_its_requirements():
 
 def test_requirements_pin_the_powertools_the_tests_run():
     pinned = [line for line in (STARTER / "requirements.txt").read_text().splitlines() if line and line[0] != "#"]
-    assert [line.split("==")[0] for line in pinned] == ["aws-lambda-powertools[parser]"]
+    assert [line.split("==")[0] for line in pinned] == ["aws-lambda-powertools[parser,validation]"]
     assert f'"{pinned[0]}"' in (ROOT / "pyproject.toml").read_text()  # the version the tests run
 
 

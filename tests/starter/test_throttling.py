@@ -56,7 +56,7 @@ def test_a_record_throttled_for_longer_than_max_receive_count_rounds_spends_no_r
 
     pipeline.process()  # the throttle is over: the re-queued message goes through
 
-    rows = scan(stack.client("dynamodb"), stack.order_records_table)
+    rows = scan(stack.client("dynamodb"), stack.business_table)
     assert [row["order_id"] for row in rows] == ["order-throttled"]
     states = scan(stack.client("dynamodb"), stack.processed_events_table)
     assert [s["status"] for s in states] == ["sent"]

@@ -11,10 +11,10 @@ from onceflow.ops.executions import ExecutionResult
 from onceflow_common import dead_letters as dead_letter_attributes
 from tests.support import dead_letters, order_rows, state_rows  # noqa: F401 (re-exported)
 
-RECORD = "Record event and order"
+RECORD = "Record event and business item"
 LOOK_UP = "Look up earlier record"
 WHAT_IS_LEFT = "What is left to do?"
-SAME_PAYLOAD = "Same payload as the stored order?"
+SAME_PAYLOAD = "Same payload as the stored business item?"
 RECORD_AGAIN = "Record again?"
 START_COUNTING = "Start counting record retries"
 COUNT_RETRY = "Count record retry"
@@ -23,7 +23,7 @@ PUBLISH = "Publish notification"
 MARK_SENT = "Mark as sent"
 DEAD_LETTER = "Send to dead-letter queue"
 CONFLICT = "Describe payload conflict"
-CONFLICT_WITH_ORDER = "Describe payload conflict with stored order"
+CONFLICT_WITH_ORDER = "Describe payload conflict with stored business item"
 
 NEW_EVENT_PATH = [RECORD, PUBLISH, MARK_SENT]
 PENDING_PATH = [RECORD, LOOK_UP, WHAT_IS_LEFT, PUBLISH, MARK_SENT]

@@ -41,12 +41,12 @@ ACCOUNT = "123456789012"
 REGION = os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
 SUBSTITUTIONS = {
     "ProcessedEventsTable": "onceflow-processed-events",
-    "OrderRecordsTable": "onceflow-order-records",
+    "BusinessTable": "onceflow-order-records",
     "NotificationTopicArn": f"arn:aws:sns:{REGION}:{ACCOUNT}:onceflow-notifications",
     "DeadLetterQueueUrl": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/onceflow-dead-letters",
 }
 
-RECORD = "Record event and order"
+RECORD = "Record event and business item"
 LOOK_UP = "Look up earlier record"
 WHAT_IS_LEFT = "What is left to do?"
 PUBLISH = "Publish notification"
@@ -215,7 +215,7 @@ def dead_letter_reason(run: Run, state: str, data: dict[str, Any]) -> dict[str, 
     return {name: value["StringValue"] for name, value in attributes.items()}
 
 
-# Record event and order
+# Record event and business item
 
 
 def test_record_writes_the_pending_state_record_and_the_business_row_in_one_transaction(run: Run) -> None:
@@ -225,7 +225,7 @@ def test_record_writes_the_pending_state_record_and_the_business_row_in_one_tran
     puts = [entry["Put"] for entry in sent_parameters(response)["TransactItems"]]
     assert [put["TableName"] for put in puts] == [
         SUBSTITUTIONS["ProcessedEventsTable"],
-        SUBSTITUTIONS["OrderRecordsTable"],
+        SUBSTITUTIONS["BusinessTable"],
     ]
     state, business = puts
     assert state["ConditionExpression"] == "attribute_not_exists(event_id)"
@@ -278,7 +278,7 @@ def test_look_up_reads_both_items_consistently_and_leaves_the_payload_out(run: R
     gets = [entry["Get"] for entry in sent_parameters(response)["TransactItems"]]
     assert [get["TableName"] for get in gets] == [
         SUBSTITUTIONS["ProcessedEventsTable"],
-        SUBSTITUTIONS["OrderRecordsTable"],
+        SUBSTITUTIONS["BusinessTable"],
     ]
     assert gets[0]["Key"] == {"event_id": {"S": "order-1"}}
     assert gets[1]["Key"] == {"order_id": {"S": "order-1"}}

@@ -2,7 +2,7 @@
 
 An execution that runs out of time ends TIMED_OUT mid-path (the safety net and the reconciler then
 dead-letter it): the budgets must be chosen so that retrying alone never gets there. The record loop
-re-enters `Record event and order`, and a Task's retriers start again on each entry
+re-enters `Record event and business item`, and a Task's retriers start again on each entry
 (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html), so the loop's
 rounds are counted in full. The same definition runs as EXPRESS, whose executions last at most five
 minutes (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-standard-vs-express.html).
@@ -14,7 +14,7 @@ import re
 
 from tests.static.asl_paths import Document, load, longest, task_worst_attempts, task_worst_delay
 
-RECORD = "Record event and order"
+RECORD = "Record event and business item"
 RECORD_AGAIN = "Record again?"
 START_COUNTING = "Start counting record retries"
 COUNT_RETRY = "Count record retry"

@@ -11,7 +11,7 @@ import pytest
 from onceflow_common import dead_letters
 from tests.static.asl_paths import Document, load
 
-RECORD = "Record event and order"
+RECORD = "Record event and business item"
 LOOK_UP = "Look up earlier record"
 PUBLISH = "Publish notification"
 MARK_SENT = "Mark as sent"
@@ -31,7 +31,7 @@ def _puts(states: dict[str, Document]) -> dict[str, Document]:
 def test_record_writes_both_items_only_if_neither_exists(states):
     puts = _puts(states)
     assert puts["${ProcessedEventsTable}"]["ConditionExpression"] == "attribute_not_exists(event_id)"
-    assert puts["${OrderRecordsTable}"]["ConditionExpression"] == "attribute_not_exists(order_id)"
+    assert puts["${BusinessTable}"]["ConditionExpression"] == "attribute_not_exists(order_id)"
     assert states[RECORD]["Resource"] == "arn:aws:states:::aws-sdk:dynamodb:transactWriteItems"
 
 
@@ -45,13 +45,11 @@ def test_a_pending_record_has_no_ttl_and_carries_the_pending_index_keys(states):
 
 def test_the_business_item_is_built_in_one_place_and_carries_hash_and_execution(states):
     writers = [
-        name
-        for name, state in states.items()
-        if "${OrderRecordsTable}" in str(state.get("Parameters")) and name != LOOK_UP
+        name for name, state in states.items() if "${BusinessTable}" in str(state.get("Parameters")) and name != LOOK_UP
     ]
     assert writers == [RECORD]
     assert "BUSINESS ITEM" in states[RECORD]["Comment"]
-    item = _puts(states)["${OrderRecordsTable}"]["Item"]
+    item = _puts(states)["${BusinessTable}"]["Item"]
     assert item["payload_hash"] == {"S.$": "$.payload_hash"}
     assert item["execution_arn"] == {"S.$": "$$.Execution.Id"}
     assert not any(state["Type"] == "Pass" and "order_id" in str(state) for state in states.values())
@@ -63,7 +61,7 @@ def test_the_look_up_is_strongly_consistent_and_keeps_the_payload_out_of_the_sta
     look_up = states[LOOK_UP]
     assert look_up["Resource"] == "arn:aws:states:::aws-sdk:dynamodb:transactGetItems"
     gets = [entry["Get"] for entry in look_up["Parameters"]["TransactItems"]]
-    assert [get["TableName"] for get in gets] == ["${ProcessedEventsTable}", "${OrderRecordsTable}"]
+    assert [get["TableName"] for get in gets] == ["${ProcessedEventsTable}", "${BusinessTable}"]
     for get in gets:
         projected = {name.strip() for name in get["ProjectionExpression"].split(",")}
         projected = {get.get("ExpressionAttributeNames", {}).get(name, name) for name in projected}

@@ -170,7 +170,7 @@ def test_only_the_state_record_expires(template):
     resources = template["Resources"]
     ttl = resources["ProcessedEventsTable"]["Properties"]["TimeToLiveSpecification"]
     assert ttl == {"AttributeName": "ttl", "Enabled": True}
-    assert "TimeToLiveSpecification" not in resources["OrderRecordsTable"]["Properties"], (
+    assert "TimeToLiveSpecification" not in resources["BusinessTable"]["Properties"], (
         "the business row is what keeps a resend after RecordRetentionDays from being written twice"
     )
 
@@ -192,7 +192,7 @@ def test_the_state_machine_may_read_the_business_row(template):
     on_orders = {
         action
         for statement in statements
-        if statement["Resource"] == {"Fn::GetAtt": ["OrderRecordsTable", "Arn"]}
+        if statement["Resource"] == {"Fn::GetAtt": ["BusinessTable", "Arn"]}
         for action in statement["Action"]
     }
     assert {"dynamodb:PutItem", "dynamodb:GetItem"} <= on_orders

@@ -15,7 +15,7 @@ from moto.dynamodb.models import DynamoDBBackend
 from onceflow.local.faults import inject
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.ops.observe import scan
-from onceflow.ops.orders import make_orders
+from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
 from tests.subscriber.support import accounts, dead_letters, markers
 

@@ -16,7 +16,7 @@ from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import build_report
 from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.observe import drain, scan
-from onceflow.ops.orders import make_orders
+from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
 from onceflow_subscriber import APPLIED, Applied, ExactlyOnce
 
@@ -42,7 +42,7 @@ def _run_with_duplicates(embedded_aws, stack):
     report = build_report(
         sent=[],
         state_records=scan(dynamodb, stack.processed_events_table),
-        business_rows=scan(dynamodb, stack.order_records_table),
+        business_rows=scan(dynamodb, stack.business_table),
         notifications=pipeline.inbox.collect(),
         dead_letters=drain(stack.client("sqs"), stack.dead_letter_queue_url, delete=False),
         executions=[],

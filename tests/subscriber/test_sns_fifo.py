@@ -25,7 +25,7 @@ from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import render_definition
 from onceflow.ops.observe import drain
-from onceflow.ops.orders import make_orders
+from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
 from tests.conftest import fresh_stack
 from tests.static.test_template_parameters import refused

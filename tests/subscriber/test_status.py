@@ -8,7 +8,7 @@ import json
 import random
 
 from onceflow.local.pipeline import LocalPipeline
-from onceflow.ops.orders import make_orders
+from tests.orders import make_orders
 from onceflow.ops.stack import Target, find_stack
 from onceflow.ops.status import read_status
 from onceflow.ops.subscriber import outcomes

@@ -12,7 +12,7 @@ from onceflow.ops.executions import ExecutionResult
 from tests.trace.histories import ARN_PREFIX, History
 
 DEFINITION_PATH = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
-RECORD, LOOK_UP, LEFT = "Record event and order", "Look up earlier record", "What is left to do?"
+RECORD, LOOK_UP, LEFT = "Record event and business item", "Look up earlier record", "What is left to do?"
 PUBLISH, MARK, DLQ = "Publish notification", "Mark as sent", "Send to dead-letter queue"
 
 

@@ -1,9 +1,12 @@
 """Where the event_id and the payload sit in a message body, per kind of producer.
 
 Each format names a Powertools parser model for the envelope (validated first, so a malformed
-envelope is rejected with the field that is wrong), where the payload is, and the default
-event_id. EVENT_ID_PATH (a JMESPath) overrides the default; it is evaluated against the body
-after unwrapping (an SNS envelope's `Message` is JSON-decoded in place) and used as found.
+envelope is rejected with the field that is wrong) and where the payload is. The domain says where
+its event_id is in the payload (PAYLOAD_EVENT_ID_PATH); a format's default event_id path is that
+path under the payload's (json: as it is; eventbridge: under `detail`; sns: under the decoded
+`Message`). EVENT_ID_PATH (a JMESPath) overrides it; it is evaluated against the body after
+unwrapping (an SNS envelope's `Message` is JSON-decoded in place) and used as found. What the
+payload itself must be is the domain's choice too (payload_validation.py).
 
 S3 event notifications (https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-content-structure.html):
 only `ObjectCreated:*` events are accepted, one record per message. The default event_id is the
@@ -42,8 +45,12 @@ class EventFormat:
     name: str
     envelope: str | None  # a model in starter.envelopes, imported on first use
     payload_path: str
-    payload_model_name: str | None  # a model in starter.models, imported on first use (pydantic is slow to import)
-    event_id_path: str  # the default; for s3 it names where the id comes from
+    # A model of the format's own payload in starter.models (s3's object), imported on first use
+    # (pydantic is slow to import); the other formats carry the domain's payload.
+    payload_model_name: str | None = None
+    # The format's own default event_id path (s3's names where its computed id comes from); None:
+    # the domain's path under the payload's.
+    own_event_id_path: str | None = None
     default_event_id: Callable[[dict[str, Any]], Any] | None = None  # instead of event_id_path
     screen: Callable[[dict[str, Any]], None] | None = None  # before the envelope model; raises FormatRejection
     accept: Callable[[dict[str, Any]], None] | None = None  # after it; raises FormatRejection
@@ -59,6 +66,15 @@ class EventFormat:
         if self.payload_model_name is None:
             return None
         return getattr(importlib.import_module("starter.models"), self.payload_model_name)
+
+    def event_id_path(self, payload_event_id_path: str | None) -> str | None:
+        """The default event_id path for a domain whose event_id sits at `payload_event_id_path` in
+        its payload; None when the format has none of its own and the domain named none."""
+        if self.own_event_id_path is not None:
+            return self.own_event_id_path
+        if not payload_event_id_path:
+            return None
+        return payload_event_id_path if self.payload_path == "@" else f"{self.payload_path}.{payload_event_id_path}"
 
     def unwrap(self, body: dict[str, Any]) -> dict[str, Any]:
         """The document that EVENT_ID_PATH and payload_path are evaluated against.
@@ -98,9 +114,9 @@ def s3_object_version_id(document: dict[str, Any]) -> str | None:
 
 
 FORMATS: dict[str, EventFormat] = {
-    "json": EventFormat("json", None, "@", "Order", "order_id"),
-    "eventbridge": EventFormat("eventbridge", "EventBridgeModel", "detail", "Order", "detail.order_id"),
-    "sns": EventFormat("sns", "SnsNotificationModel", "Message", "Order", "Message.order_id"),
+    "json": EventFormat("json", None, "@"),
+    "eventbridge": EventFormat("eventbridge", "EventBridgeModel", "detail"),
+    "sns": EventFormat("sns", "SnsNotificationModel", "Message"),
     "s3": EventFormat(
         "s3",
         "SingleRecordS3Model",

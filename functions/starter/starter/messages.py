@@ -31,6 +31,7 @@ from starter.formats import FormatRejection
 from starter.jsontext import canonical_json
 from starter.limits import MAX_EVENT_ID_BYTES, MAX_EXECUTION_INPUT_BYTES, MAX_STATE_BYTES, WORKFLOW_STATE_OVERHEAD_BYTES
 from starter.numbers import first_bad_number
+from starter.payload_validation import PayloadRejection, validate_with_model
 
 if TYPE_CHECKING:
     from starter.formats import EventFormat
@@ -84,16 +85,15 @@ def _search(path: str, document: Any, message_id: str) -> Any:
 
 
 def _validate(model: type, document: Any, message_id: str, prefix: str) -> None:
-    from pydantic import ValidationError  # imported by the first record that needs a model
-
     try:
-        # A copy: some Powertools models rewrite their input (the SNS model renames *URL keys).
-        model.model_validate(dict(document) if isinstance(document, dict) else document)
-    except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        field = ".".join(part for part in (prefix, location) if part and part != "@") or "body"
-        raise InvalidMessage(message_id, field, first["type"], first["msg"]) from None
+        validate_with_model(model, document)
+    except PayloadRejection as rejected:
+        raise InvalidMessage(message_id, _field(prefix, rejected.field), rejected.rule, rejected.detail) from None
+
+
+def _field(prefix: str, location: str) -> str:
+    """A field's path in the body: the payload's path, then the field's in the payload."""
+    return ".".join(part for part in (prefix, location) if part and part != "@") or "body"
 
 
 def _decode_body(message_id: str, body: str) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def _unwrap(event_format: EventFormat, message_id: str, body: dict[str, Any]) ->
 
 
 def _event_id(document: dict[str, Any], event_format: EventFormat, path: str, message_id: str) -> str:
-    if path == event_format.event_id_path and event_format.default_event_id is not None:
+    if path == event_format.own_event_id_path and event_format.default_event_id is not None:
         value = event_format.default_event_id(document)
     else:
         value = _search(path, document, message_id)
@@ -189,6 +189,12 @@ def parse_record(record: dict[str, Any], settings: Settings) -> PipelineEvent:
         except InvalidMessage as invalid:
             invalid.event_id = event_id
             raise
+    elif settings.payload_validator is not None:
+        try:
+            settings.payload_validator(payload)
+        except PayloadRejection as rejected:
+            field = _field(event_format.payload_path, rejected.field)
+            raise InvalidMessage(message_id, field, rejected.rule, rejected.detail, event_id=event_id) from None
     sent_at_ms = _sent_at_ms(record.get("attributes") or {})
     digest = payload_hash(payload)
     execution_input = canonical_json(

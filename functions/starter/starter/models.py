@@ -1,22 +1,12 @@
-"""Validation models for message payloads (Powertools parser / pydantic).
+"""Validation models of the formats' own payloads (Powertools parser / pydantic).
 
-`Order` is the worked example's business payload. Replace or extend it for your own domain.
+The domain's payload is validated by the model or JSON Schema the template names
+(PAYLOAD_MODEL / PAYLOAD_SCHEMA, payload_validation.py), kept in functions/starter/domain/.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from pydantic import BaseModel, ConfigDict, Field
-
-
-class Order(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    order_id: str = Field(min_length=1, max_length=1024)
-    customer_id: str = Field(min_length=1, max_length=256)
-    amount: Decimal = Field(gt=0)
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
 
 
 class S3ObjectRef(BaseModel):

@@ -9,6 +9,7 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 
 from starter.formats import FORMATS, EventFormat
+from starter.payload_validation import PayloadValidationSetupError, Validator, payload_validator
 
 STATE_MACHINE_TYPES = ("STANDARD", "EXPRESS")
 SOURCE_QUEUE_TYPES = ("STANDARD", "FIFO")
@@ -53,6 +54,8 @@ class Settings:
     # unset, or a FIFO source (it would go behind its group's later messages), it is reported failed
     # (FIFO: and kept in flight on this queue, with its group's held-back records, for longer each round).
     source_queue_url: str | None = None
+    # What the domain's payload must be (PAYLOAD_MODEL or PAYLOAD_SCHEMA); None: not validated.
+    payload_validator: Validator | None = None
 
     @property
     def express(self) -> bool:
@@ -68,9 +71,10 @@ class Settings:
         return self.fifo and not self.express
 
     @classmethod
-    def from_environment(cls) -> Settings:
-        """Read and check every setting, so a mistake fails loudly once, not per record."""
-        env = os.environ
+    def from_environment(cls, environment: dict[str, str] | None = None) -> Settings:
+        """Read and check every setting (from the process's environment, or the one given), so a
+        mistake fails loudly once, not per record."""
+        env = os.environ if environment is None else environment
         missing = [name for name in ("STATE_MACHINE_ARN", "DEAD_LETTER_QUEUE_URL") if not env.get(name)]
         if missing:
             raise ConfigurationError(f"environment variables not set: {', '.join(missing)}")
@@ -78,14 +82,22 @@ class Settings:
         if format_name not in FORMATS:
             raise ConfigurationError(f"EVENT_FORMAT={format_name!r} is not one of {', '.join(sorted(FORMATS))}")
         event_format = FORMATS[format_name]
-        event_id_path = env.get("EVENT_ID_PATH") or event_format.event_id_path
-        if env.get("EVENT_ID_PATH"):  # the formats' defaults are ours (s3's names a computed id)
-            try:
-                jmespath.compile(event_id_path)
-            except JMESPathError as error:
-                raise ConfigurationError(
-                    f"EVENT_ID_PATH={event_id_path!r} is not a JMESPath expression: {error}"
-                ) from None
+        for name in ("PAYLOAD_EVENT_ID_PATH", "EVENT_ID_PATH"):  # s3's own default names a computed id
+            if env.get(name):
+                try:
+                    jmespath.compile(env[name])
+                except JMESPathError as error:
+                    raise ConfigurationError(f"{name}={env[name]!r} is not a JMESPath expression: {error}") from None
+        event_id_path = env.get("EVENT_ID_PATH") or event_format.event_id_path(env.get("PAYLOAD_EVENT_ID_PATH"))
+        if event_id_path is None:
+            raise ConfigurationError(
+                f"EVENT_FORMAT={format_name} needs PAYLOAD_EVENT_ID_PATH (where the event_id is in the domain's "
+                "payload) or EVENT_ID_PATH (where it is in the body)"
+            )
+        try:
+            validator = payload_validator(env.get("PAYLOAD_MODEL") or None, env.get("PAYLOAD_SCHEMA") or None)
+        except PayloadValidationSetupError as error:
+            raise ConfigurationError(str(error)) from None
         state_machine_type = env.get("STATE_MACHINE_TYPE") or "STANDARD"
         if state_machine_type not in STATE_MACHINE_TYPES:
             raise ConfigurationError(
@@ -119,4 +131,5 @@ class Settings:
             max_concurrent_records=_whole_number(env, "MAX_CONCURRENT_RECORDS", default_concurrency, 1),
             source_queue_type=source_queue_type,
             source_queue_url=env.get("SOURCE_QUEUE_URL") or None,
+            payload_validator=validator,
         )

@@ -29,7 +29,7 @@ from onceflow.devtools.capacity.settings import CapacitySettings
 from onceflow.devtools.cost.prices import Assumptions
 
 # The ASL's states of each path an event can take (checked against the definition).
-RECORD, LOOK_UP, LEFT_TO_DO = "Record event and order", "Look up earlier record", "What is left to do?"
+RECORD, LOOK_UP, LEFT_TO_DO = "Record event and business item", "Look up earlier record", "What is left to do?"
 PATHS: dict[str, tuple[str, ...]] = {
     "new event": (RECORD, "Publish notification", "Mark as sent"),
     "resumed from pending": (RECORD, LOOK_UP, LEFT_TO_DO, "Publish notification", "Mark as sent"),
@@ -258,7 +258,7 @@ def model_capacity(
     )
     limits.append(
         Limit(
-            "DynamoDB order_records (new on-demand table)",
+            "DynamoDB business table (new on-demand table)",
             table["new_table_per_second"] / ORDER_TABLE_WRU,
             f"{table['new_table_per_second']:,} WRU/s over {ORDER_TABLE_WRU} WRU per event",
             table.key,

@@ -155,7 +155,10 @@ class Bench:
         """The producer sends the body; the event source hands it to the starter; every execution ends."""
         assert self.stack is not None and self.source is not None, "fresh() first"
         fifo = (
-            {"MessageGroupId": message_group_of(json.dumps(body)), "MessageDeduplicationId": uuid.uuid4().hex}
+            {
+                "MessageGroupId": message_group_of(self.stack, json.dumps(body)),
+                "MessageDeduplicationId": uuid.uuid4().hex,
+            }
             if self.stack.fifo
             else {}
         )

@@ -2,32 +2,44 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from onceflow.devtools.cost.measure import Bench, Measurement
+from onceflow.domain import conflicting_candidates
+from onceflow.domain.bodies import body, id_prefix
 from onceflow.local.faults import sns_publish_failures
 
 
-def order(order_id: str, amount: str = "42.50") -> dict[str, Any]:
-    """The worked example's event: a small order (the payload size drives item and log sizes)."""
-    return {"order_id": order_id, "customer_id": "customer-7", "amount": amount, "currency": "EUR"}
+def event(bench: Bench, name: str) -> dict[str, Any]:
+    """The app's own event: its domain's sample with the event_id `<prefix>-<name>` (the payload's size
+    drives item and log sizes, so the sample's is what is priced)."""
+    stack = bench.stack
+    assert stack is not None, "fresh() first"
+    return body(stack.domain, f"{id_prefix(stack.domain)}-{name}")
+
+
+def conflicting(bench: Bench, original: dict[str, Any]) -> dict[str, Any]:
+    """The same event_id with another payload (one field of the sample changed)."""
+    assert bench.stack is not None
+    return next(conflicting_candidates(bench.stack.domain, original))
 
 
 def _new(bench: Bench) -> Measurement:
-    return bench.measure("new", lambda: bench.deliver(order("order-new")))
+    return bench.measure("new", lambda: bench.deliver(event(bench, "new")))
 
 
 def _redelivered_after_sent(bench: Bench) -> Measurement:
-    body = order("order-redelivered")
-    bench.deliver(body)
-    return bench.measure("redelivered", lambda: bench.deliver(body))
+    delivered = event(bench, "redelivered")
+    bench.deliver(delivered)
+    return bench.measure("redelivered", lambda: bench.deliver(delivered))
 
 
-def _publish_always_fails(bench: Bench, body: dict[str, Any]) -> int:
+def _publish_always_fails(bench: Bench, delivered: dict[str, Any]) -> int:
     with sns_publish_failures() as fault:
-        bench.deliver(body)
+        bench.deliver(delivered)
     if fault.injected == 0:
         raise RuntimeError("the SNS outage injected no failure: the path was not exercised")
     return fault.injected
@@ -35,31 +47,31 @@ def _publish_always_fails(bench: Bench, body: dict[str, Any]) -> int:
 
 def _resumed_from_pending(bench: Bench) -> Measurement:
     """The first delivery was recorded and never published (SNS down, dead-lettered): its redrive resumes."""
-    body = order("order-pending")
-    _publish_always_fails(bench, body)
-    return bench.measure("pending", lambda: bench.deliver(body))
+    delivered = event(bench, "pending")
+    _publish_always_fails(bench, delivered)
+    return bench.measure("pending", lambda: bench.deliver(delivered))
 
 
 def _payload_conflict(bench: Bench) -> Measurement:
-    bench.deliver(order("order-conflict", amount="10.00"))
-    return bench.measure("conflict", lambda: bench.deliver(order("order-conflict", amount="99.00")))
+    first = event(bench, "conflict")
+    bench.deliver(first)
+    return bench.measure("conflict", lambda: bench.deliver(conflicting(bench, first)))
 
 
 def _dead_lettered(bench: Bench) -> Measurement:
-    body = order("order-dead-lettered")
-    return bench.measure("dead_lettered", lambda: _publish_always_fails(bench, body))
+    delivered = event(bench, "dead-lettered")
+    return bench.measure("dead_lettered", lambda: _publish_always_fails(bench, delivered))
 
 
 def _record_expired(bench: Bench) -> Measurement:
     """Redelivered after DynamoDB TTL removed the state record; the business row is still there."""
-    body = order("order-expired")
-    bench.deliver(body)
     stack = bench.stack
     assert stack is not None
-    stack.client("dynamodb").delete_item(
-        TableName=stack.processed_events_table, Key={"event_id": {"S": body["order_id"]}}
-    )
-    return bench.measure("expired", lambda: bench.deliver(body))
+    delivered = event(bench, "expired")
+    bench.deliver(delivered)
+    event_id = stack.domain.event_id_of(json.dumps(delivered))
+    stack.client("dynamodb").delete_item(TableName=stack.processed_events_table, Key={"event_id": {"S": event_id}})
+    return bench.measure("expired", lambda: bench.deliver(delivered))
 
 
 @dataclass(frozen=True)

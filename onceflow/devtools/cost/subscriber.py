@@ -29,6 +29,7 @@ from rich.table import Table
 from onceflow.devtools.cost.model import GB, Cost
 from onceflow.devtools.cost.prices import Prices, load_prices
 from onceflow.devtools.cost.recorder import CALLER_KEYS, EVENT_SOURCE, HARNESS, SUBSCRIBER, Call, Recorder
+from onceflow.domain.bodies import body, id_prefix
 from onceflow.local.embedded import REGION, EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import FunctionRuntime
@@ -80,9 +81,10 @@ def measure_deliveries(stack: LocalStack) -> dict[str, SubscriberDelivery]:
         runtime.invoke,
     )
     sns = _client(stack.endpoint_url, "sns", CALLER_KEYS[HARNESS])
-    payload = json.dumps({"order_id": "cost-1", "customer_id": "customer-1", "amount": 42.5, "currency": "EUR"})
+    event_id = f"{id_prefix(stack.domain)}-cost-1"
+    payload = json.dumps(body(stack.domain, event_id))  # the notification carries the payload
     attributes = {
-        "event_id": {"DataType": "String", "StringValue": "cost-1"},
+        "event_id": {"DataType": "String", "StringValue": event_id},
         "payload_hash": {"DataType": "String", "StringValue": "0" * 64},
     }
     deliveries = {}

@@ -26,7 +26,6 @@ from onceflow.devtools.schedules.model import (
     SendPoison,
     Step,
     event_id,
-    order_body,
 )
 from onceflow.devtools.schedules.runner import RunOptions, RunStats, ScheduleError, ScheduleOutcome, run_schedule
 
@@ -55,6 +54,5 @@ __all__ = [
     "Step",
     "check",
     "event_id",
-    "order_body",
     "run_schedule",
 ]

@@ -7,9 +7,8 @@ one millisecond collide; an SQS standard inbox does not promise order).
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +33,8 @@ class EffectLog:
     source_queue: str  # queue names
     dead_letter_queue: str
     business_table: str
+    business_key: str  # the business table's key: where a write carries its event_id
+    event_id_of_body: Callable[[str], str | None]  # the domain's (onceflow.domain.Domain.event_id_of)
     effects: list[Effect] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -51,7 +52,7 @@ class EffectLog:
             result = add_message(queue, message)
             if queue.name in (log.source_queue, log.dead_letter_queue) and message in queue._messages:
                 kind: Kind = "sent" if queue.name == log.source_queue else "dead_lettered"
-                log.note(kind, event_id_of_body(message.body), message.group_id)
+                log.note(kind, log.event_id_of_body(message.body), message.group_id)
             return result
 
         def logged_transact(backend: Any, transact_items: list[dict[str, Any]]) -> Any:
@@ -59,7 +60,7 @@ class EffectLog:
             for item in transact_items:
                 put = item.get("Put") or {}
                 if put.get("TableName") == log.business_table:
-                    log.note("written", (put.get("Item") or {}).get("order_id", {}).get("S"))
+                    log.note("written", (put.get("Item") or {}).get(log.business_key, {}).get("S"))
             return result
 
         def logged_publish(topic: Any, message: str, *args: Any, **kwargs: Any) -> Any:
@@ -82,16 +83,6 @@ class EffectLog:
                 transact,
                 publish,
             )
-
-
-def event_id_of_body(body: str) -> str | None:
-    """The worked example's event_id (order_id) of a body, or None (poison)."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, TypeError):
-        return None
-    value = decoded.get("order_id") if isinstance(decoded, dict) else None
-    return value if isinstance(value, str) and value else None
 
 
 def moto_needs() -> list[Any]:

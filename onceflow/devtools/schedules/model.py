@@ -44,11 +44,13 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Literal
 
+from onceflow.ops import workflow
+
 # State names of statemachine/pipeline.asl.json; the runner checks them against the deployed definition.
-STATE_RECORD = "Record event and order"
-STATE_LOOKUP = "Look up earlier record"
-STATE_PUBLISH = "Publish notification"
-STATE_MARK_SENT = "Mark as sent"
+STATE_RECORD = workflow.RECORD
+STATE_LOOKUP = workflow.LOOK_UP
+STATE_PUBLISH = workflow.PUBLISH
+STATE_MARK_SENT = workflow.MARK_SENT
 STATE_DEAD_LETTER = "Send to dead-letter queue"
 
 # Crash boundaries of an execution, named for the gap they stop in: entering a state is the moment
@@ -84,7 +86,8 @@ FAULTS: tuple[str, ...] = (
 # A day more than the template's default RecordRetentionDays: every sent record has expired.
 DEFAULT_EXPIRY_DAYS = 36
 
-EVENT_PREFIX = "order-"
+# Schedule events are the domain's sample with these ids: the same in every app, so a saved schedule replays anywhere.
+EVENT_PREFIX = "event-"
 
 
 def event_id(event: int) -> str:
@@ -100,12 +103,6 @@ POISON_GROUP = "group-0"
 
 def message_group(event: int) -> str:
     return f"group-{event % FIFO_GROUPS}"
-
-
-def order_body(event: int, conflicting: bool = False) -> str:
-    """The producer's body for event `event`; `conflicting` reuses the id with another amount."""
-    amount = 10 + event + (0.5 if conflicting else 0)
-    return json.dumps({"order_id": event_id(event), "customer_id": "customer-1", "amount": amount, "currency": "EUR"})
 
 
 class Step:

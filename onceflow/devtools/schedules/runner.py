@@ -47,9 +47,9 @@ from typing import Any
 
 from moto.sqs.models import Queue
 
-from onceflow.devtools.schedules.effects import EffectLog, event_id_of_body
+from onceflow.devtools.schedules.effects import EffectLog
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
-from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
+from onceflow.devtools.schedules.invariants import Evidence, check
 from onceflow.devtools.schedules.model import (
     ACTIVE_STEPS,
     INTERRUPTIBLE_STATES,
@@ -70,12 +70,13 @@ from onceflow.devtools.schedules.model import (
     Step,
     event_id,
     message_group,
-    order_body,
 )
 from onceflow.devtools.schedules.subscriber_faults import SubscriberCrashed, SubscriberCrashes
 from onceflow.devtools.schedules.windows import FaultWindows
+from onceflow.domain import conflicting_candidates
+from onceflow.domain.bodies import body as domain_body
 from onceflow.local import stack as stack_module
-from onceflow.local.demo import NOT_REDRIVEN, poison_bodies, redrive_transient
+from onceflow.local.demo import NOT_REDRIVEN, expectations, poison_kinds, redrive_transient
 from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.engine.baseline import Baseline
 from onceflow.local.engine.ttl import TtlClock
@@ -84,9 +85,11 @@ from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
 from onceflow.local.safety_net import SafetyNet, StatusEventLoss, SweepReport
 from onceflow.local.stack import LocalStack, deploy
+from onceflow.local.starter_parse import StarterParser
 from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.executions import ExecutionTimeout, stop_running
 from onceflow.ops.observe import drain, scan
+from onceflow.ops.workflow import record_state
 from onceflow_common import dead_letters
 
 
@@ -211,16 +214,34 @@ class _Run:
         self.effects = EffectLog(
             _queue_name(self.stack.source_queue_url),
             _queue_name(self.stack.dead_letter_queue_url),
-            self.stack.order_records_table,
+            self.stack.business_table,
+            self.stack.business_key,
+            self.stack.domain.event_id_of,
         )
+        self.parser = StarterParser(self.stack)
+        self.poison_kinds = poison_kinds(self.stack.domain, self.parser)
         self._check_states()
 
     def _check_states(self) -> None:
         """Interruptible state names must exist in the deployed definition, or interrupts never fire."""
         described = self.sfn.describe_state_machine(stateMachineArn=self.stack.state_machine_arn)
-        missing = set(INTERRUPTIBLE_STATES) - set(json.loads(described["definition"])["States"])
+        definition = json.loads(described["definition"])
+        self.record_state = record_state(definition)
+        missing = set(INTERRUPTIBLE_STATES) - set(definition["States"])
         if missing:
             raise ScheduleError(f"the state machine has no state(s) {sorted(missing)}: update schedules/model.py")
+
+    def body(self, event: int, conflicting: bool = False) -> str:
+        """The producer's body for event `event`: the domain's sample with its id; `conflicting`
+        reuses the id with another payload (the first field the starter accepts changed)."""
+        original = domain_body(self.stack.domain, event_id(event))
+        if not conflicting:
+            return json.dumps(original)
+        for candidate in conflicting_candidates(self.stack.domain, original):
+            text = json.dumps(candidate)
+            if self.parser.parse(text).accepted:
+                return text
+        raise ScheduleError(f"no field of the sample {self.stack.domain.sample_path.name} can change and stay valid")
 
     # --- steps -------------------------------------------------------------------------------
     def send(self, bodies: list[str], group: str | None = None) -> None:
@@ -264,7 +285,7 @@ class _Run:
             {body for body, group in self.groups.items() if group == POISON_GROUP} if self.poison_bodies else set()
         )
         valid = [body for body in moved if body not in self.poison_bodies and body not in behind_poison]
-        self.throttled_dead_letters.extend(event_id_of_body(body) or body[:40] for body in valid)
+        self.throttled_dead_letters.extend(self.stack.domain.event_id_of(body) or body[:40] for body in valid)
 
     def redeliver(self, pick: int) -> None:
         handled = self.pipeline.event_source.acknowledged_records
@@ -321,11 +342,11 @@ class _Run:
 
     def apply(self, step: Step) -> None:
         if isinstance(step, Send):
-            self.send([order_body(step.event)] * step.copies, message_group(step.event))
+            self.send([self.body(step.event)] * step.copies, message_group(step.event))
         elif isinstance(step, SendConflict):
-            self.send([order_body(step.event, conflicting=True)], message_group(step.event))
+            self.send([self.body(step.event, conflicting=True)], message_group(step.event))
         elif isinstance(step, SendPoison):
-            kinds = poison_bodies(6)
+            kinds = self.poison_kinds
             self.poison_bodies.add(kinds[step.poison % len(kinds)])
             self.send([kinds[step.poison % len(kinds)]])
         elif isinstance(step, Redeliver):
@@ -407,15 +428,17 @@ class _Run:
         live = scan(dynamodb, self.stack.processed_events_table)
         recorded = {r["event_id"] for r in live}
         return Evidence(
-            expectations=[expectation_for(body, i) for i, body in enumerate(self.bodies)],
+            expectations=expectations(self.parser, self.bodies),
             state_records=live,
             expired_state_records=[r for e, r in self.expired_state_records.items() if e not in recorded],
-            business_rows=scan(dynamodb, self.stack.order_records_table),
+            business_rows=scan(dynamodb, self.stack.business_table),
             notifications=list(self.pipeline.inbox.collect()),
             dead_letters=drain(sqs, self.stack.dead_letter_queue_url, delete=False),
             executions=executions,
             running_executions=running,
             recovery_converged=converged,
+            business_key=self.stack.business_key,
+            record_state=self.record_state,
             effects=list(self.effects.effects) if self.options.fifo else None,
             subscriber=subscriber_evidence(self.pipeline),
         )

@@ -1,5 +1,6 @@
-"""Example orders, the worked example's producer side: what `onceflow send` and the demo put on
-the source queue. Only the standard library, so sending stays fast and works against AWS too."""
+"""Orders of the worked example with varied customers and amounts, for the tests of its example
+subscriber (loyalty per customer). The tooling makes its bodies from the domain's sample
+(onceflow.domain); these are the worked example's own."""
 
 from __future__ import annotations
 

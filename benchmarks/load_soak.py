@@ -42,16 +42,19 @@ from urllib.parse import parse_qs
 
 from onceflow.devtools.schedules import INTERRUPTIBLE_STATES, Open
 from onceflow.devtools.schedules.hooks import ExecutionInterrupts, StarterCrashed, StarterCrashes
-from onceflow.devtools.schedules.invariants import Evidence, check, expectation_for
+from onceflow.devtools.schedules.invariants import Evidence, check
 from onceflow.devtools.schedules.runner import RetryingSafetyNet
 from onceflow.devtools.schedules.windows import FaultWindows
-from onceflow.local.demo import NOT_REDRIVEN, chunked_stream, redrive_transient
+from onceflow.domain import Domain, fresh_bodies
+from onceflow.local.demo import NOT_REDRIVEN, chunked_stream, expectations, redrive_transient
 from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import successful_records
 from onceflow.local.stack import deploy
+from onceflow.local.starter_parse import StarterParser
 from onceflow.ops.executions import ExecutionResult, history, list_executions
 from onceflow.ops.observe import drain, scan
+from onceflow.ops.workflow import RECORD
 
 # One failure window per chunk, in turn: (fault, failures injected; None = for the whole chunk).
 FAULT_MIX: list[tuple[str, int | None]] = [
@@ -156,11 +159,11 @@ class Chunk:
     interrupts: list[tuple[str, str, str]]  # (event_id, state, how)
 
 
-def build_stream(options: argparse.Namespace, rng: random.Random) -> list[Chunk]:
-    parts, redeliveries = chunked_stream(options.events, options.duplicates, options.chunks, rng)
+def build_stream(options: argparse.Namespace, rng: random.Random, domain: Domain) -> list[Chunk]:
+    parts, redeliveries = chunked_stream(fresh_bodies(domain, options.events), options.duplicates, options.chunks, rng)
     chunks = []
     for index, part in enumerate(parts):
-        ids = [json.loads(b)["order_id"] for b in part]
+        ids = [event_id for event_id in map(domain.event_id_of, part) if event_id]
         interrupts = [
             (event, rng.choice(INTERRUPTIBLE_STATES), rng.choice(["stop", "timeout"]))
             for event in rng.sample(ids, min(options.interrupts_per_chunk, len(ids)))
@@ -242,12 +245,12 @@ def release_emulator_state(aws: EmbeddedAws, arns: set[str]) -> int:
 # --- the run -----------------------------------------------------------------------------------------
 def run(options: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(options.seed)
-    chunks = build_stream(options, rng)
     sampler = RssSampler()
     sampler.start()
     with EmbeddedAws(time_scale=0.0) as aws:
         counter = install_counter(aws)
         stack = deploy(aws.endpoint_url)
+        chunks = build_stream(options, rng, stack.domain)
         crashes = StarterCrashes()
         logs = open(os.devnull, "w")  # noqa: SIM115 - the starter's log stream for the whole run, closed below
         pipeline = LocalPipeline(aws, stack, log_stream=logs, invoke_wrapper=crashes.wrap)
@@ -304,7 +307,7 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
         pipeline_calls = Counter(counter.counts)
         judging_began = time.monotonic()
         evidence = Evidence(
-            expectations=[expectation_for(body, i) for i, body in enumerate(sent)],
+            expectations=expectations(StarterParser(stack), sent),
             state_records=scan(stack.client("dynamodb"), stack.processed_events_table),
             business_rows=scan(stack.client("dynamodb"), stack.business_table),
             notifications=list(pipeline.inbox.collect()),
@@ -312,6 +315,8 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
             executions=[],  # read once per chunk: R2's record count is checked from the tally below
             running_executions=pipeline.running_executions(),
             recovery_converged=converged,
+            business_key=stack.business_key,
+            record_state=RECORD,
         )
         report, violations = check(evidence, NOT_REDRIVEN)
         violations += [f"{e}: recorded {n} times" for e, n in tally.records_per_event.items() if n > 1]

@@ -311,57 +311,127 @@ def _message_body(path: Path) -> str:
     return body
 
 
+# A str, not a Path: a Path option would import pydantic for typer's coercion (cli_values.py).
+TemplateOption = Annotated[
+    str,
+    typer.Option(
+        "--template",
+        help="The app's template.yaml (its sample body, state machine and functions beside it).",
+    ),
+]
+DEFAULT_TEMPLATE = "template.yaml"
+
+
+def _domain(template: str) -> Any:
+    from onceflow.domain import DomainError, load_domain
+
+    try:
+        return load_domain(Path(template))
+    except DomainError as problem:
+        raise typer.BadParameter(str(problem), param_hint="'--template'") from None
+
+
+def _group_of(domain: Any, group_by: str | None, groups: int | None, run_id: str) -> Any:
+    """A FIFO message's group: the body's value at --group-by, one of --groups round robin, or its event."""
+    from onceflow.domain.app import get_path
+
+    def group(index: int, body: str) -> str:
+        if groups is not None:
+            return f"{run_id}-group-{index % groups}"
+        if group_by is not None:
+            value = get_path(json.loads(body), group_by)
+            if value is None:
+                raise typer.BadParameter(f"{group_by!r}: the body has no value there", param_hint="'--group-by'")
+            return str(value)
+        return (domain.event_id_of(body) if domain is not None else None) or run_id
+
+    return group
+
+
 @app.command()
 def send(
     endpoint: EndpointOption = DEFAULT_ENDPOINT,
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
-    count: Annotated[int, typer.Option(callback=_at_least(0), help="Orders to generate.")] = 10,
+    count: Annotated[
+        int,
+        typer.Option(callback=_at_least(0), help="Events to make from the app's sample body, each a fresh event_id."),
+    ] = 10,
     duplicates: Annotated[
-        float, typer.Option(callback=_duplicate_share, help="Share of messages that resend an earlier order (0–<1).")
+        float, typer.Option(callback=_duplicate_share, help="Share of messages that resend an earlier event (0–<1).")
     ] = 0.0,
     body_file: Annotated[
         Path | None, typer.Option("--file", exists=True, dir_okay=False, help="Send this body instead.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the payloads (amounts, customers) and the resends.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seeds which events are resent.")] = 1,
     run_id: Annotated[
         str | None,
-        typer.Option(help="Order ids are order-<run-id>-00000…: fresh each run; pass an earlier one to resend it."),
+        typer.Option(help="Event ids are <prefix>-<run-id>-00000…: fresh each run; pass an earlier one to resend it."),
     ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(help="FIFO source: the message group is the body's value at this path (e.g. customer_id)."),
+    ] = None,
+    groups: Annotated[
+        int | None, typer.Option(min=1, help="FIFO source: spread the messages over this many groups, round robin.")
+    ] = None,
+    template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
-    """Put orders (or one body from a file) on the source queue; fresh order ids every run."""
-    from onceflow.ops.orders import make_orders, new_run_id
+    """Put events made from the app's sample body (or one body from a file) on the source queue; fresh ids every run.
+
+    A FIFO source gets a message group per event (or --group-by, --groups) and a deduplication id per message."""
+    from onceflow.domain import fresh_bodies, new_run_id
+    from onceflow.ops.send import SendProgress, SendRefused, is_fifo, send_bodies
 
     if run_id is not None and (not run_id or not all(c.isalnum() or c in "-_" for c in run_id)):
         raise typer.BadParameter(f"{run_id!r}: letters, digits, - and _ only", param_hint="'--run-id'")
+    if group_by is not None and groups is not None:
+        raise typer.BadParameter("give --group-by or --groups, not both", param_hint="'--groups'")
+    run_id = run_id or new_run_id()
+    domain = None
     if body_file is not None:
         bodies = [_message_body(body_file)]
         described = f"the body of {body_file}"
     else:
-        run_id = run_id or new_run_id()
+        domain = _domain(template)
         rng = random.Random(f"{seed}:{run_id}")
-        bodies = [json.dumps(o) for o in make_orders(count, rng, run_id)]
+        bodies = fresh_bodies(domain, count, run_id)
         resends = round(count * duplicates / (1 - duplicates)) if bodies else 0
         bodies += [rng.choice(bodies) for _ in range(resends)]
-        described = f"{count} orders (order-{run_id}-00000…) and {resends} resends; again: --run-id {run_id}"
+        first = domain.event_id_of(bodies[0]) if bodies else None
+        described = f"{count} events ({first or '-'}…) and {resends} resends; again: --run-id {run_id}"
     stack = _stack(endpoint, stack_name, aws)
+    fifo = is_fifo(stack.source_queue_url)
+    if not fifo and (group_by is not None or groups is not None):
+        raise typer.BadParameter("the source queue is not FIFO: messages have no group", param_hint="'--group-by'")
+    if fifo and domain is None and group_by is None and groups is None:
+        from onceflow.domain import DomainError, load_domain
+
+        try:  # a file's body goes to its event's group when the app's template says where the id is
+            domain = load_domain(Path(template))
+        except DomainError:
+            domain = None  # else to the run's own group
+    progress = SendProgress(len(bodies))
+    group_of = _group_of(domain, group_by, groups, run_id) if fifo else None
     from botocore.exceptions import BotoCoreError, ClientError
 
-    sqs = stack.client("sqs")
-    for start_index in range(0, len(bodies), 10):
-        chunk = bodies[start_index : start_index + 10]
-        try:
-            response = sqs.send_message_batch(
-                QueueUrl=stack.source_queue_url,
-                Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)],
-            )
-        except (BotoCoreError, ClientError) as error:
-            # The batch in flight may have arrived: at-least-once, the pipeline absorbs a resend of it.
-            _fail(
-                f"sent {start_index} of {len(bodies)} messages (maybe the next {len(chunk)} too), then {_aws_failure(error)}"
-            )
-        if response.get("Failed"):
-            _fail(f"the source queue refused {len(response['Failed'])} messages: {response['Failed'][0]}")
+    try:
+        send_bodies(stack.client("sqs"), stack.source_queue_url, bodies, progress, run_id, group_of)
+    except KeyboardInterrupt:
+        _fail(
+            f"interrupted: sent {progress.sent} of {len(bodies)} messages"
+            + (f" (maybe the next {progress.in_flight} too)" if progress.in_flight else "")
+            + f"; the same command with --run-id {run_id} sends them all again, and the pipeline (FIFO: SQS "
+            "within 5 minutes) drops what already arrived"
+        )
+    except SendRefused as refused:
+        _fail(f"sent {progress.sent} of {len(bodies)} messages, then {refused}")
+    except (BotoCoreError, ClientError) as error:
+        # The batch in flight may have arrived: at-least-once, the pipeline absorbs a resend of it.
+        _fail(
+            f"sent {progress.sent} of {len(bodies)} messages (maybe the next {progress.in_flight} too), "
+            f"then {_aws_failure(error)}"
+        )
     typer.echo(f"sent {len(bodies)} messages: {described}")
 
 

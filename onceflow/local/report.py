@@ -160,11 +160,10 @@ def build_report(
     recorded = sum(records_per_event.values())
     r2 = Verdict(
         "R2 database written exactly once",
-        not (twice or overwritten or orphans) and recorded > 0,
+        not (twice or overwritten or orphans) and bool(rows),
         f"{recorded} successful Record transactions for {len(records_per_event)} events "
         f"seen by executions; {len(rows)} business rows, {len(overwritten)} overwritten, {len(orphans)} orphaned",
-        (twice + overwritten + orphans)[:10]
-        or ([] if recorded else [f"no Record transaction succeeded: {NOTHING_TO_JUDGE}"]),
+        (twice + overwritten + orphans)[:10] or ([] if rows else [f"no business row was written: {NOTHING_TO_JUDGE}"]),
     )
 
     # R3: every event marked sent has at least one notification.

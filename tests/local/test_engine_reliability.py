@@ -15,9 +15,9 @@ from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 
 from onceflow.devtools.schedules.hooks import execution_of
 from onceflow.local.embedded import EmbeddedAws, EmbeddedAwsError
-from onceflow.local.report import RECORD_STATE
 from onceflow.ops.executions import ExecutionResult, wait_for
 from onceflow.ops.observe import scan
+from onceflow.ops.workflow import RECORD as RECORD_STATE
 from tests.support import execution_input, order
 
 DISTINCT_EVENTS = 40

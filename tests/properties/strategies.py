@@ -4,7 +4,7 @@ A schedule is one to three phases; a phase arms up to two crashes, failure windo
 change events among them) or TTL expiries, delivers one to three messages (original or resent
 orders, concurrent copies, redeliveries of handled records, conflicting payloads, poison) and
 processes them, sometimes followed by an operator's recovery.
-Three events at most (order-0..order-2) keep a schedule cheap and make collisions on an id likely.
+Three events at most (event-0..event-2) keep a schedule cheap and make collisions on an id likely.
 Lists shrink by dropping phases and steps, numbers towards 0, so a shrunk schedule is short.
 `express=True` draws what has a meaning on EXPRESS: no lost status change events (Express emits
 none), interrupts that time out (StopExecution is Standard-only).

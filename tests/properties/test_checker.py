@@ -53,7 +53,7 @@ def _record_without_condition(states: dict) -> None:
         (
             "Record without its conditions",
             "redelivery, resend, conflict, poison",
-            "R2 database written exactly once: order-0: recorded",
+            "R2 database written exactly once: event-0: recorded",
         ),
     ],
 )

@@ -84,12 +84,12 @@ def test_groups_are_not_compared_and_copies_keep_their_first_place():
     assert order_violations(effects) == []
 
 
-# A group's first event (order-0) in trouble for one whole invocation: its StartExecution is denied
+# A group's first event (event-0) in trouble for one whole invocation: its StartExecution is denied
 # once, so its record fails while the starter still holds the batch with the group's second event
-# (order-2, same group) and order-1 (the other group). No thread timing decides what follows: the
-# correct starter reports order-2 failed unattempted behind it; a starter that runs a group's
-# records side by side starts order-2, waits for its execution to end (FIFO STANDARD) and only
-# then returns, so order-2 is written before order-0's redelivery is even received.
+# (event-2, same group) and event-1 (the other group). No thread timing decides what follows: the
+# correct starter reports event-2 failed unattempted behind it; a starter that runs a group's
+# records side by side starts event-2, waits for its execution to end (FIFO STANDARD) and only
+# then returns, so event-2 is written before event-0's redelivery is even received.
 FIRST_OF_GROUP_DENIED = Schedule((Send(0), Send(2), Send(1), Process()))
 
 
@@ -113,5 +113,5 @@ def test_the_invariant_catches_a_starter_that_runs_a_groups_records_side_by_side
     monkeypatch.setattr(starter, "by_message_group", lambda deliveries: [[d] for d in deliveries])
     outcome, denied = _run_with_order_0_denied_once(embedded_aws)
     assert denied == 1
-    assert any(v.startswith("R5: group group-0: order-2 written") for v in outcome.violations), outcome.violations
+    assert any(v.startswith("R5: group group-0: event-2 written") for v in outcome.violations), outcome.violations
     assert all(v.startswith("R5:") for v in outcome.violations), "only the order breaks: R1-R4 still hold"

@@ -36,9 +36,10 @@ def publish(
     return str(response["MessageId"])
 
 
-def accounts(stack: LocalStack) -> dict[str, dict[str, Any]]:
-    table = stack.functions["SubscriberFunction"].environment["LOYALTY_ACCOUNTS_TABLE"]
-    return {item["customer_id"]: item for item in scan(stack.client("dynamodb"), table)}
+def tallies(stack: LocalStack) -> dict[str, dict[str, Any]]:
+    """The example subscriber's effect: event_count per tally key (the worked example's customer)."""
+    table = stack.functions["SubscriberFunction"].environment["TALLY_TABLE"]
+    return {item["tally_key"]: item for item in scan(stack.client("dynamodb"), table)}
 
 
 def markers(stack: LocalStack) -> dict[str, dict[str, Any]]:

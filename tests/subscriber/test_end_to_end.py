@@ -1,8 +1,8 @@
 """End to end with the example subscriber: producer -> source queue -> starter -> state machine ->
 SNS -> subscriber queue -> subscriber, all from template.yaml (DeploySubscriber=true), with producer
 resends and concurrent copies, and notifications published more than once (a crash between Publish
-and Mark as sent publishes again). R4 is judged on the loyalty accounts: each customer's
-order_count is the number of its distinct orders, however many notifications arrived."""
+and Mark as sent publishes again). R4 is judged on the tallies: each customer's
+event_count is the number of its distinct orders, however many notifications arrived."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from moto.dynamodb.models import DynamoDBBackend
 from onceflow.local.faults import inject
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.ops.observe import scan
-from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
-from tests.subscriber.support import accounts, dead_letters, markers
+from tests.orders import make_orders
+from tests.subscriber.support import dead_letters, markers, tallies
 
 
 def test_every_order_credits_its_customer_once_however_often_it_is_notified(embedded_aws, subscriber_stack):
@@ -52,7 +52,7 @@ def test_every_order_credits_its_customer_once_however_often_it_is_notified(embe
     assert set(notified) == {o["order_id"] for o in orders}
     assert sum(notified.values()) > len(orders)  # duplicates really reached the subscriber
     expected = Counter(o["customer_id"] for o in orders)
-    assert {c: a["order_count"] for c, a in accounts(subscriber_stack).items()} == dict(expected)
+    assert {c: a["event_count"] for c, a in tallies(subscriber_stack).items()} == dict(expected)
     assert set(markers(subscriber_stack)) == {o["order_id"] for o in orders}
     assert dead_letters(subscriber_stack) == []
     assert all(

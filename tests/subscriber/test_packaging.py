@@ -23,4 +23,4 @@ def test_subscriber_imports_only_the_runtime_its_requirements_and_the_layer():
 def test_requirements_pin_the_powertools_the_tests_run():
     pinned = [line for line in (SUBSCRIBER / "requirements.txt").read_text().splitlines() if line and line[0] != "#"]
     assert pinned == ["aws-lambda-powertools==3.37.0"]
-    assert "aws-lambda-powertools[parser]==3.37.0" in (ROOT / "pyproject.toml").read_text()
+    assert "aws-lambda-powertools[parser,validation]==3.37.0" in (ROOT / "pyproject.toml").read_text()

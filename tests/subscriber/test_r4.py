@@ -16,9 +16,9 @@ from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import build_report
 from onceflow.local.subscriber_check import subscriber_evidence
 from onceflow.ops.observe import drain, scan
-from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
 from onceflow_subscriber import APPLIED, Applied, ExactlyOnce
+from tests.orders import make_orders
 
 
 def _run_with_duplicates(embedded_aws, stack):
@@ -69,4 +69,4 @@ def test_r4_fails_for_a_subscriber_that_skips_the_deduplication(embedded_aws, su
     monkeypatch.setattr(ExactlyOnce, "apply", _without_deduplication)
     r4 = _run_with_duplicates(embedded_aws, subscriber_stack)
     assert not r4.passed
-    assert any("order_count" in problem for problem in r4.problems)
+    assert any("event_count" in problem for problem in r4.problems)

@@ -64,4 +64,4 @@ def test_a_subscriber_that_skips_the_deduplication_fails_r4_on_the_schedule(embe
     monkeypatch.setattr(ExactlyOnce, "apply", _without_deduplication)
     outcome = run_schedule(embedded_aws, SCHEDULE)
     assert not outcome.passed
-    assert any(v.startswith("R4") and "order_count" in v for v in outcome.violations), outcome.violations
+    assert any(v.startswith("R4") and "event_count" in v for v in outcome.violations), outcome.violations

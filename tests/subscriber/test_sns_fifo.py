@@ -25,12 +25,12 @@ from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import render_definition
 from onceflow.ops.observe import drain
-from tests.orders import make_orders
 from onceflow.ops.redrive import redrive
 from tests.conftest import fresh_stack
+from tests.orders import make_orders
 from tests.static.test_template_parameters import refused
 from tests.static.test_template_parameters import template as template
-from tests.subscriber.support import accounts, log_outcomes
+from tests.subscriber.support import log_outcomes, tallies
 
 FIFO_PARAMETERS = {"DeploySubscriber": "true", "NotificationTopicType": "FIFO"}
 
@@ -120,7 +120,7 @@ def test_republished_notifications_reach_the_subscriber_once(embedded_aws, fifo_
         assert parameters["MessageDeduplicationId"] == hashlib.sha256(event_id.encode()).hexdigest()
     assert Counter(m.attributes["event_id"] for m in pipeline.inbox.received) == Counter(o["order_id"] for o in orders)
     assert [line["outcome"] for line in log_outcomes(logs.getvalue())] == ["applied"] * len(orders)
-    assert sum(a["order_count"] for a in accounts(fifo_stack).values()) == len(orders)
+    assert sum(a["event_count"] for a in tallies(fifo_stack).values()) == len(orders)
 
 
 def test_with_a_fifo_source_the_group_is_the_source_messages_and_subscribers_get_its_order(embedded_aws, request):

@@ -8,10 +8,10 @@ import json
 import random
 
 from onceflow.local.pipeline import LocalPipeline
-from tests.orders import make_orders
 from onceflow.ops.stack import Target, find_stack
 from onceflow.ops.status import read_status
 from onceflow.ops.subscriber import outcomes
+from tests.orders import make_orders
 from tests.subscriber.support import publish
 
 

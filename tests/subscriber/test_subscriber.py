@@ -3,7 +3,7 @@ from template.yaml (DeploySubscriber=true): notifications published as `Publish 
 publishes them (SNS -> SQS raw delivery), delivered by the emulated SQS event source (batches,
 partial batch responses, redelivery after the visibility timeout) to the real handler.
 
-R4: its effect (ADD order_count 1, points N on the customer's account: a duplicate would count
+R4: its effect (ADD event_count 1 on the tally of the order's customer: a duplicate would count
 twice) happens once per event_id however often the notification arrives and wherever the
 subscriber crashes, and a notification it cannot apply ends in its dead-letter queue with the reason.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from onceflow.local.faults import dynamodb_transaction_conflicts, dynamodb_transaction_throttled
-from tests.subscriber.support import accounts, dead_letters, log_outcomes, markers, order_payload, publish
+from tests.subscriber.support import dead_letters, log_outcomes, markers, order_payload, publish, tallies
 
 
 def _drain(source) -> None:
@@ -29,8 +29,8 @@ def test_a_notification_published_three_times_is_applied_once(subscriber_stack, 
     _drain(subscriber_source)
 
     assert subscriber_source.stats.records == 3  # three deliveries, each its own SQS message id
-    account = accounts(subscriber_stack)["customer-001"]
-    assert (account["order_count"], account["points"]) == (1, 42)
+    tally = tallies(subscriber_stack)["customer-001"]
+    assert (tally["event_count"], tally["last_event_id"]) == (1, "order-1")
     assert list(markers(subscriber_stack)) == ["order-1"]
     outcomes = sorted(line["outcome"] for line in log_outcomes(subscriber_logs.getvalue()))
     assert outcomes == ["already_applied", "already_applied", "applied"]
@@ -60,7 +60,7 @@ def test_a_crash_before_or_after_the_write_still_applies_once(subscriber_stack, 
 
     assert crashes == [where] and subscriber_source.stats.crashed_batches == 1
     assert subscriber_source.stats.records == 2  # delivered again after the crash
-    assert accounts(subscriber_stack)["customer-001"]["order_count"] == 1
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
 
 
 def test_a_duplicate_after_the_acknowledgement_applies_nothing(subscriber_stack, subscriber_source, subscriber_logs):
@@ -71,7 +71,7 @@ def test_a_duplicate_after_the_acknowledgement_applies_nothing(subscriber_stack,
     publish(subscriber_stack, order_payload("order-3"), event_id="order-3")
     _drain(subscriber_source)
 
-    assert accounts(subscriber_stack)["customer-001"]["order_count"] == 1
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
     duplicate = log_outcomes(subscriber_logs.getvalue())[-1]
     assert duplicate["outcome"] == "already_applied"
     assert duplicate["applied_by_message"] == markers(subscriber_stack)["order-3"]["message_id"]
@@ -82,7 +82,7 @@ def test_another_payload_under_an_applied_event_id_is_dead_lettered(subscriber_s
     publish(subscriber_stack, order_payload("order-4", amount=99), event_id="order-4")
     _drain(subscriber_source)
 
-    assert accounts(subscriber_stack)["customer-001"]["points"] == 10
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
     (letter,) = dead_letters(subscriber_stack)
     assert letter.attributes["error"] == "Onceflow.PayloadConflict"
     assert letter.attributes["field"] == "messageAttributes.payload_hash"
@@ -104,13 +104,13 @@ def test_notifications_it_cannot_apply_are_dead_lettered_with_the_reason_and_the
     assert set(letters) == {
         ("messageAttributes.event_id", "required"),
         ("body", "JSON object"),
-        ("body.customer_id", "non-empty string"),
+        ("body.customer_id", "tally_key"),
     }
     for letter in letters.values():
         assert letter.attributes["error"] == "Onceflow.InvalidNotification"
         assert letter.attributes["source_message_id"] in letter.attributes["cause"]
     assert letters[("body", "JSON object")].body == "not JSON"
-    assert accounts(subscriber_stack)["customer-001"]["order_count"] == 1
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
     assert list(markers(subscriber_stack)) == ["order-7"]
     assert subscriber_source.stats.reported_failed == 0 and subscriber_source.stats.crashed_batches == 0
 
@@ -121,7 +121,7 @@ def test_a_transaction_conflict_is_tried_again_in_the_same_delivery(subscriber_s
         _drain(subscriber_source)
     assert conflict.injected == 2
     assert subscriber_source.stats.records == 1 and subscriber_source.stats.reported_failed == 0
-    assert accounts(subscriber_stack)["customer-001"]["order_count"] == 1
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
 
 
 def test_a_throttled_transaction_reports_the_record_failed_and_sqs_delivers_it_again(
@@ -132,7 +132,7 @@ def test_a_throttled_transaction_reports_the_record_failed_and_sqs_delivers_it_a
         _drain(subscriber_source)
     assert throttled.injected == 1
     assert subscriber_source.stats.reported_failed == 1 and subscriber_source.stats.records == 2
-    assert accounts(subscriber_stack)["customer-001"]["order_count"] == 1
+    assert tallies(subscriber_stack)["customer-001"]["event_count"] == 1
     assert dead_letters(subscriber_stack) == []
 
 
@@ -144,7 +144,7 @@ def test_a_record_failing_every_delivery_ends_in_the_dead_letter_queue(subscribe
     assert throttled.injected == subscriber.event_source.max_receive_count
     (letter,) = dead_letters(subscriber_stack)
     assert letter.attributes["event_id"] == "order-10"  # the notification's own attributes, kept
-    assert "customer-001" not in accounts(subscriber_stack)
+    assert "customer-001" not in tallies(subscriber_stack)
 
 
 def test_a_records_log_keys_leave_with_it(subscriber_stack, subscriber_source, subscriber_runtime, subscriber_logs):

@@ -8,6 +8,11 @@
   `outputDetails` with the output), as AWS does for a STANDARD execution.
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html;
   AWS's recording: LocalStack's test_sfn_api.snapshot.json (test_describe_execution).
+- timed_out_stop_date: a TIMED_OUT execution has its `stopDate` in DescribeExecution and
+  ListExecutions (moto 5.2.5 answers it for SUCCEEDED, FAILED and ABORTED only, though it keeps the
+  date): "If the execution ended, the date the execution stopped"
+  (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html,
+  API_ExecutionListItem.html). Its test: tests/engine/test_timed_out_stop_date.py.
 - reverse_history: GetExecutionHistory honours `reverseOrder` (moto answered oldest first always).
   https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetExecutionHistory.html;
   AWS's recording: LocalStack's test_sfn_api.snapshot.json (test_get_execution_history_reversed).
@@ -56,6 +61,8 @@ def moto_needs() -> list[Need]:
             "trace_header",
         ),
         need(StepFunctionResponse, "describe_execution"),
+        need(StepFunctionResponse, "list_executions"),
+        need(StepFunctionsParserBackend, "describe_execution", "execution_arn"),
         need(StepFunctionResponse, "get_execution_history"),
         need(StepFunctionResponse, "_get_param"),
         need(StepFunctionBackend, "_validate_arn", "arn", "regex", "invalid_msg"),
@@ -67,9 +74,11 @@ def moto_needs() -> list[Need]:
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     """`before`: the patches listed ahead of these (they are applied together, after the list is
     built): a replacement of the same attribute there is the one wrapped."""
+    described = execution_data_details(before)
     return [
         *unnamed_executions(before),
-        *execution_data_details(before),
+        *described,
+        *timed_out_stop_date([*before, *described]),
         *reverse_history(),
         *arn_prefix(),
         *task_failure_cause(),
@@ -108,6 +117,39 @@ def execution_data_details(before: Sequence[Patch]) -> list[Patch]:
         return result
 
     return [(StepFunctionResponse, "describe_execution", describe_execution)]
+
+
+def _with_stop_date(response: StepFunctionResponse, item: dict[str, Any]) -> None:
+    """The date a TIMED_OUT execution stopped, which moto keeps but does not answer."""
+    if item.get("status") != "TIMED_OUT" or item.get("stopDate") is not None:
+        return
+    stopped = response.stepfunction_backend.describe_execution(item["executionArn"]).stop_date
+    if stopped is not None:
+        item["stopDate"] = stopped
+
+
+def timed_out_stop_date(before: Sequence[Patch]) -> list[Patch]:
+    original_describe = current(before, StepFunctionResponse, "describe_execution")
+    original_list = current(before, StepFunctionResponse, "list_executions")
+
+    def describe_execution(self: StepFunctionResponse) -> Any:
+        result = original_describe(self)
+        response = getattr(result, "result", None)
+        if isinstance(response, dict):
+            _with_stop_date(self, response)
+        return result
+
+    def list_executions(self: StepFunctionResponse) -> Any:
+        result = original_list(self)
+        response = getattr(result, "result", None)
+        for item in response.get("executions", []) if isinstance(response, dict) else []:
+            _with_stop_date(self, item)
+        return result
+
+    return [
+        (StepFunctionResponse, "describe_execution", describe_execution),
+        (StepFunctionResponse, "list_executions", list_executions),
+    ]
 
 
 def reverse_history() -> list[Patch]:

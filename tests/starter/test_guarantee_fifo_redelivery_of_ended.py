@@ -198,7 +198,7 @@ def _assert_dead_lettered_by_the_starter(letters: list[dict[str, Any]], ending: 
 
 
 def _business_rows(stack: LocalStack) -> list[str]:
-    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.order_records_table))
+    return sorted(row["order_id"] for row in scan(stack.client("dynamodb"), stack.business_table))
 
 
 @pytest.mark.parametrize("how", list(ENDINGS))

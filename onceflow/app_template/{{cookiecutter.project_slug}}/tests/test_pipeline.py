@@ -1,0 +1,91 @@
+"""This app's guarantees, on its own stack: template.yaml deployed on the embedded AWS (no account,
+no Docker) by the onceflow pytest plugin, its bodies made from events/bodies/ (the template's
+Metadata.Onceflow.SampleBody) with fresh event ids. The fixtures and the driver: onceflow's
+docs/ADOPTING.md. Every test judges the run with the same verdicts as `onceflow demo`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_new_events_are_written_once_and_notified(onceflow_driver):
+    onceflow_driver.send(5)
+    onceflow_driver.settle()
+    report = onceflow_driver.assert_guarantees("R1", "R2", "R3")
+    assert report.business_rows == 5
+    assert report.notified_events == 5
+
+
+def test_resends_and_redeliveries_are_written_once(onceflow_driver):
+    bodies = onceflow_driver.bodies(3)
+    onceflow_driver.send(bodies + bodies)  # a producer's resends: the same event_id in a new message
+    onceflow_driver.settle()
+    onceflow_driver.redeliver()  # SQS hands handled messages over once more
+    onceflow_driver.settle()
+    report = onceflow_driver.assert_guarantees()
+    assert (report.messages_sent, report.unique_events, report.business_rows) == (6, 3, 3)
+
+
+def test_bodies_that_can_never_succeed_are_dead_lettered_with_the_reason(onceflow_driver):
+    poison = onceflow_driver.poison()  # not JSON, no event_id, a field of the wrong type (the schema), ...
+    assert poison, "the starter accepts every kind of broken body"
+    onceflow_driver.send([body for _, body in poison] + onceflow_driver.bodies(2))
+    onceflow_driver.settle()
+    report = onceflow_driver.assert_guarantees()
+    letters = onceflow_driver.dead_letters()
+    assert report.business_rows == 2
+    assert len(letters) == len(poison)
+    assert all(letter.attributes.get("error") == "Onceflow.InvalidMessage" for letter in letters)
+
+
+def test_the_business_item_carries_the_fields_of_the_body(onceflow_driver, onceflow_stack):
+    """What statemachine/pipeline.asl.json's business item writes (change this test with it)."""
+    body = onceflow_driver.bodies(1)[0]
+    onceflow_driver.send([body])
+    onceflow_driver.settle()
+    (row,) = onceflow_driver.business_rows()
+    assert row[onceflow_stack.business_key] == onceflow_stack.domain.event_id_of(body)
+    for name, value in json.loads(body).items():
+        if value is None or name == onceflow_stack.business_key:
+            continue
+        stored = row[name]
+        if isinstance(value, dict | list):
+            assert json.loads(stored) == value, name  # objects and arrays: their JSON text
+        else:
+            assert stored == value, name  # numbers come back as Decimal, equal to the sent value
+
+
+def test_a_conflicting_payload_under_a_known_event_id_is_dead_lettered(onceflow_driver):
+    (first,) = onceflow_driver.bodies(1)
+    onceflow_driver.send([first])
+    onceflow_driver.settle()
+    onceflow_driver.send([onceflow_driver.conflicting(first)])  # the same event_id, another payload
+    onceflow_driver.settle()
+    onceflow_driver.assert_guarantees()
+    (letter,) = onceflow_driver.dead_letters()
+    assert letter.attributes["error"] == "Onceflow.PayloadConflict"
+
+
+@pytest.mark.onceflow_parameters(StateMachineType="EXPRESS")
+def test_an_express_workflow_keeps_the_guarantees(onceflow_driver):
+    bodies = onceflow_driver.bodies(4)
+    onceflow_driver.send(bodies + bodies[:2])
+    onceflow_driver.settle()
+    assert onceflow_driver.assert_guarantees().business_rows == 4
+
+
+@pytest.mark.onceflow_parameters(DeploySubscriber="true")
+def test_the_subscriber_applies_each_event_once(onceflow_driver):
+    bodies = onceflow_driver.bodies(4)
+    onceflow_driver.send(bodies + bodies[:2])
+    onceflow_driver.settle()
+    onceflow_driver.assert_guarantees("R1", "R2", "R3", "R4")
+
+
+@pytest.mark.onceflow_parameters(SourceQueueType="FIFO")
+def test_a_fifo_source_keeps_the_order_within_each_group(onceflow_driver):
+    onceflow_driver.send(8, groups=2)
+    onceflow_driver.settle()
+    onceflow_driver.assert_guarantees("R1", "R2", "R3", "R5")

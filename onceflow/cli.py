@@ -757,6 +757,96 @@ def demo(
     raise typer.Exit(code=0 if run.report.passed else 1)
 
 
+@app.command()
+def init(
+    path: Annotated[
+        Path | None, typer.Argument(help="The new app's folder (new or empty); its name is the project's.")
+    ] = None,
+    sample_event: Annotated[
+        Path | None,
+        typer.Option(help="A message body of your domain (a JSON object): the app is made from its fields."),
+    ] = None,
+    event_id_path: Annotated[
+        str | None, typer.Option(help="Where the event_id is in that body: names joined by dots, e.g. payment_id.")
+    ] = None,
+    example: Annotated[
+        str | None, typer.Option(help="Make a shipped domain's app instead (payments): its sample and id path.")
+    ] = None,
+    business_key: Annotated[
+        str | None, typer.Option(help="The business table's key attribute (default: the id path's last name).")
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            help="The field the example subscriber tallies by and a FIFO source's message group "
+            "(default: the first text field that is not the event_id)."
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The project's name (default: the folder's name).")] = None,
+    stack_name: Annotated[
+        str | None, typer.Option(help="The CloudFormation stack in samconfig.toml (default: from the folder's name).")
+    ] = None,
+    location: Annotated[
+        bool, typer.Option("--location", help="Print the app template's folder, for `sam init --location`, and exit.")
+    ] = False,
+) -> None:
+    """Write a new Onceflow app (a SAM application) for your domain into PATH, from one sample body.
+
+    In PATH then: `pytest` runs the app's tests on its stack on the embedded AWS, `onceflow demo` judges
+    R1–R4 on a stream of its events, `sam validate && sam deploy --guided` puts it on AWS."""
+    from onceflow.app_template import TemplateNotOnDisk
+    from onceflow.app_template import location as template_location
+
+    if location:
+        try:
+            typer.echo(str(template_location()))
+        except TemplateNotOnDisk as problem:
+            _fail(str(problem))
+        return
+    from onceflow.app_template.render import InitError, examples, render
+
+    if path is None:
+        raise typer.BadParameter("name the new app's folder, e.g. `onceflow init payments-app --example payments`")
+    values: dict[str, str] = {}
+    if example is not None:
+        shipped = examples()
+        if example not in shipped:
+            raise typer.BadParameter(f"{example!r}: the shipped examples are {', '.join(sorted(shipped))}")
+        if sample_event is not None:
+            raise typer.BadParameter("give --example or --sample-event, not both", param_hint="'--example'")
+        chosen = shipped[example]
+        values.update(sample_body=chosen.sample_text, event_id_path=event_id_path or chosen.event_id_path)
+        values.update(group_by=chosen.group_by)
+    else:
+        if sample_event is None or event_id_path is None:
+            raise typer.BadParameter(
+                "give --sample-event FILE and --event-id-path EXPR (or --example payments)",
+                param_hint="'--sample-event'",
+            )
+        try:
+            values.update(sample_body=sample_event.read_text(encoding="utf-8"), event_id_path=event_id_path)
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else "not UTF-8 text"
+            raise typer.BadParameter(
+                f"{sample_event}: cannot be read ({reason})", param_hint="'--sample-event'"
+            ) from None
+    given = {"business_key": business_key, "group_by": group_by, "project_name": name, "stack_name": stack_name}
+    values.update({key: value for key, value in given.items() if value is not None})
+    try:
+        made = render(path, values)
+    except InitError as problem:
+        raise typer.BadParameter(str(problem)) from None
+    inputs = made.inputs
+    typer.echo(
+        f"wrote {made.path}: events of {inputs.sample_file} with the event_id at {inputs.event_id_path}, "
+        f"business key {inputs.business_key}, schema functions/starter/{inputs.schema_file}"
+    )
+    typer.echo(
+        f'next: cd {path} && python -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest '
+        '&& .venv/bin/onceflow demo\nwhat to change for your own business item: README.md, "Where to change what"'
+    )
+
+
 # Commands added later go above main().
 
 

@@ -99,7 +99,7 @@ def default_noun(business_key: str) -> str:
     word = re.sub(r"(_id|Id|-id|_key)$", "", business_key) or business_key
     word = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", word).lower()
     word = re.sub(r"[^a-z0-9_-]+", "-", word).strip("-_")
-    return word if _NOUN.match(word) else "event"
+    return word if _NOUN.match(word) and word not in ("id", "key") else "event"
 
 
 def default_group_by(sample: dict[str, Any], event_id_path: str) -> str:
@@ -436,14 +436,17 @@ def make_app_own(root: Path, inputs: Inputs) -> None:
     definition = make_workflow_own(json.loads(asl.read_text(encoding="utf-8")), inputs)
     asl.write_text(json.dumps(definition, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    readme = root / "README.md"
-    if readme.is_file():
-        readme.write_text(fill_in_readme(readme.read_text(encoding="utf-8"), root, inputs), encoding="utf-8")
+    for name in ("README.md", "samconfig.toml"):
+        path = root / name
+        if path.is_file():
+            path.write_text(fill_in(path.read_text(encoding="utf-8"), root, inputs), encoding="utf-8")
 
 
-def fill_in_readme(text: str, root: Path, inputs: Inputs) -> str:
-    """The README's `@@NAME@@` words (values the hook works out: cookiecutter cannot) and its table."""
+def fill_in(text: str, root: Path, inputs: Inputs) -> str:
+    """A file's `@@NAME@@` words (values this hook works out, which cookiecutter's Jinja cannot) and the
+    README's table of where to change what."""
     words = {
+        "STACK_NAME": inputs.stack_name,
         "SAMPLE_FILE": inputs.sample_file,
         "SCHEMA_FILE": f"functions/starter/{inputs.schema_file}",
         "EVENT_ID_PATH": inputs.event_id_path,
@@ -453,7 +456,7 @@ def fill_in_readme(text: str, root: Path, inputs: Inputs) -> str:
     }
     for name, value in words.items():
         text = text.replace(f"@@{name}@@", value)
-    return text.replace(WHERE_MARKER, where_to_change(root, inputs))
+    return text.replace(WHERE_MARKER, where_to_change(root, inputs)) if WHERE_MARKER in text else text
 
 
 def main() -> int:

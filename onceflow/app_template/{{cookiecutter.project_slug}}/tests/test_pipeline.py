@@ -6,6 +6,7 @@ docs/ADOPTING.md. Every test judges the run with the same verdicts as `onceflow 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -40,21 +41,37 @@ def test_bodies_that_can_never_succeed_are_dead_lettered_with_the_reason(onceflo
     assert all(letter.attributes.get("error") == "Onceflow.InvalidMessage" for letter in letters)
 
 
-def test_the_business_item_carries_the_fields_of_the_body(onceflow_driver, onceflow_stack):
-    """What statemachine/pipeline.asl.json's business item writes (change this test with it)."""
+def test_the_business_item_holds_the_fields_it_reads_from_the_body(onceflow_driver, onceflow_stack):
+    """Each attribute of statemachine/pipeline.asl.json's business item that reads `$.payload.<field>`
+    holds that field of the body (numbers as N, objects and arrays as their JSON text)."""
     body = onceflow_driver.bodies(1)[0]
     onceflow_driver.send([body])
     onceflow_driver.settle()
     (row,) = onceflow_driver.business_rows()
     assert row[onceflow_stack.business_key] == onceflow_stack.domain.event_id_of(body)
-    for name, value in json.loads(body).items():
-        if value is None or name == onceflow_stack.business_key:
-            continue
-        stored = row[name]
-        if isinstance(value, dict | list):
-            assert json.loads(stored) == value, name  # objects and arrays: their JSON text
+    read = _fields_read_by_the_business_item(onceflow_stack.definition_path)
+    assert read, "the business item reads no field of the payload"
+    payload = json.loads(body)
+    for attribute, field in read.items():
+        stored, sent = row[attribute], payload[field]
+        if isinstance(sent, dict | list):
+            assert json.loads(stored) == sent, attribute
         else:
-            assert stored == value, name  # numbers come back as Decimal, equal to the sent value
+            assert stored == sent, attribute  # a number comes back as a Decimal equal to it
+
+
+def _fields_read_by_the_business_item(definition_path):
+    """attribute -> payload field, from the Put on ${BusinessTable} of the Task that writes the record."""
+    definition = json.loads(definition_path.read_text())
+    (record,) = [s for s in definition["States"].values() if s.get("Resource", "").endswith("transactWriteItems")]
+    (put,) = [a["Put"] for a in record["Parameters"]["TransactItems"] if a["Put"]["TableName"] == "${BusinessTable}"]
+    read = {}
+    for attribute, value in put["Item"].items():
+        path = next(iter(value.values()))
+        found = re.search(r"\$\.payload\.([A-Za-z_][A-Za-z0-9_]*)", str(path))
+        if found:
+            read[attribute] = found.group(1)
+    return read
 
 
 def test_a_conflicting_payload_under_a_known_event_id_is_dead_lettered(onceflow_driver):

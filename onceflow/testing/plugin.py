@@ -75,8 +75,9 @@ def template_path(config: pytest.Config) -> Path:
 def onceflow_template(pytestconfig: pytest.Config) -> Path:
     try:
         return template_path(pytestconfig)
-    except FileNotFoundError as missing:
-        pytest.fail(str(missing), pytrace=False)
+    except FileNotFoundError as error:
+        missing = str(error)
+    pytest.fail(missing, pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +120,8 @@ def onceflow_parameters(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def _onceflow_deployments(onceflow_aws: EmbeddedAws, onceflow_template: Path) -> Any:
+def _onceflow_deployments(onceflow_template: Path, onceflow_aws: EmbeddedAws) -> Any:
+    # The template first: a missing one is told before the embedded AWS starts.
     from onceflow.testing.deployments import Deployments
 
     return Deployments(onceflow_aws, onceflow_template)
@@ -137,7 +139,11 @@ def onceflow_stack(
     try:
         parameters = parse_parameters(plain_parameters(onceflow_parameters), onceflow_template)
     except ParameterError as error:
-        pytest.fail(f"{MARKER}: {error}", pytrace=False)
+        refused = str(error)
+    else:
+        refused = None
+    if refused is not None:  # outside the except: one line, without the ParameterError chained to it
+        pytest.fail(f"{MARKER}: {refused}", pytrace=False)
     stack = _onceflow_deployments.fresh(parameters)
     yield stack
     stop_running(stack.client("stepfunctions"), [stack.state_machine_arn])

@@ -60,9 +60,10 @@ def template_at_revision(revision: str, template: Path = Path("template.yaml")) 
     the repository the template is in, in a temporary directory. ValueError when git cannot say."""
     folder = template.absolute().parent
     prefix = _git(folder, "rev-parse", "--show-prefix").strip()  # the app's folder inside its repository
+    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
     names = [f"{prefix}{name}" for name in _TEMPLATE_TREE]
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", revision, *names], cwd=folder, capture_output=True, check=False
+        ["git", "archive", "--format=tar", revision, *names], cwd=top, capture_output=True, check=False
     )
     if archive.returncode != 0:
         raise ValueError(f"cannot read {revision!r} from git in {folder}: {archive.stderr.decode().strip()}")

@@ -1,4 +1,4 @@
-"""One check of moto's version and shape (onceflow/local/engine/shape.py): a moto other than the
+"""One check of moto's version and shape (onceflow/engine/moto_shape.py): a moto other than the
 pinned one, or one whose internals moved, stops the embedded engine before anything is patched."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import importlib
 import moto
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine import shape
-from onceflow.local.engine.shape import ENGINE_MODULES, MotoShapeError, Need, check, declared_needs, need
+from onceflow.engine import EmbeddedAws
+from onceflow.engine import moto_shape as shape
+from onceflow.engine.moto_shape import ENGINE_MODULES, MotoShapeError, Need, check, declared_needs, need
 
 
 class _Owner:
@@ -19,7 +19,10 @@ class _Owner:
 
 def test_every_engine_module_declares_what_it_needs_and_this_moto_has_it():
     present = [name for name in ENGINE_MODULES if importlib.util.find_spec(name) is not None]
-    assert "onceflow.local.engine.strict" in present and "onceflow.local.mocking.moto_engine" in present
+    assert (
+        "onceflow.engine.stepfunctions.strict" in present
+        and "onceflow.engine.stepfunctions.mocking.moto_engine" in present
+    )
     for name in present:
         needs = declared_needs(importlib.import_module(name))
         assert needs, f"{name} declares nothing"
@@ -44,16 +47,16 @@ def test_a_lost_parameter_is_named():
 
 
 def test_a_patch_module_that_declares_nothing_is_an_error():
-    undeclared = type(importlib)("onceflow.local.engine.undeclared")
+    undeclared = type(importlib)("onceflow.engine.undeclared")
     with pytest.raises(MotoShapeError, match="declares no moto_needs"):
         declared_needs(undeclared)
 
 
 def test_the_engine_check_fails_on_a_module_whose_moto_moved(monkeypatch):
-    from onceflow.local.engine import strict
+    from onceflow.engine.stepfunctions import strict
 
     monkeypatch.setattr(strict, "moto_needs", lambda: [Need(_Owner, "moved_away")])
-    with pytest.raises(MotoShapeError, match=r"re-check onceflow\.local\.engine\.strict"):
+    with pytest.raises(MotoShapeError, match=r"re-check onceflow\.engine\.stepfunctions\.strict"):
         shape.check_engine()
 
 
@@ -68,7 +71,7 @@ def test_every_module_with_patches_of_its_own_is_checked():
     """A patch whose replacement is defined in onceflow belongs to a module the shape check covers."""
     import threading
 
-    from onceflow.local import engine
+    from onceflow.engine import registry as engine
 
     defined_in = {
         getattr(replacement, "__module__", "") for _, _, replacement in engine.patches(request_lock=threading.RLock())

@@ -41,7 +41,7 @@ TRACKED: dict[str, list[tuple[str, str]]] = {
     "SQS receive_message": [("receive_message", "moto/sqs/models.py")],
     "SQS delete_message": [("delete_message", "moto/sqs/models.py")],
     "boto3 calls over HTTP (client side: botocore send)": [("_send", "botocore/endpoint.py")],
-    "boto3 calls in process (moto's BotocoreStubber)": [("_LockedStubber.__call__", "speedups/__init__.py")],
+    "boto3 calls in process (moto's BotocoreStubber)": [("_LockedStubber.__call__", "speedups/integration_clients.py")],
     "moto server requests (werkzeug, all of it)": [("run_wsgi", "werkzeug/serving.py")],
     "moto request dispatch (BaseResponse.dispatch)": [("BaseResponse.dispatch", "moto/core/responses.py")],
     "DynamoDB transact_write_items": [("transact_write_items", "moto/dynamodb/models/__init__.py")],
@@ -59,7 +59,7 @@ WAITING = {
     ("_PollLikeSelector.select", "selectors.py"),
     ("EpollSelector.select", "selectors.py"),
     ("_SerializedApp.__call__", "onceflow/engine/server.py"),  # waiting for the request lock
-    ("_LockedStubber.__call__", "onceflow/engine/speedups/__init__.py"),  # the same lock
+    ("_LockedStubber.__call__", "onceflow/engine/speedups/integration_clients.py"),  # the same lock
 }
 _FRAME = re.compile(r"^(?P<function>.*?) \((?P<file>[^()]*?)(?::\d+)?\)$")
 

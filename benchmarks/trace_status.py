@@ -148,7 +148,7 @@ def _per_call_costs(endpoint: str, arn: str) -> list[tuple[str, float, float]]:
     from moto import backends
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from onceflow.engine.speedups import _backend_for_host
+    from onceflow.engine.speedups.dispatch_cache import _backend_for_host
     from onceflow.ops.timestamps import parse_timestamp
 
     modules = tuple(backends.list_of_moto_modules())  # as dispatch_cache has it in both cases

@@ -22,7 +22,14 @@ PINNED_MOTO_VERSION = "5.2.5"
 # The modules whose `moto_needs()` EmbeddedAws checks before it starts.
 ENGINE_MODULES = (
     "onceflow.engine.server",
-    "onceflow.engine.speedups",
+    "onceflow.engine.speedups.parse_cache",
+    "onceflow.engine.speedups.integration_clients",
+    "onceflow.engine.speedups.jsonpath_cache",
+    "onceflow.engine.speedups.sqs_fast_paths",
+    "onceflow.engine.speedups.dispatch_cache",
+    "onceflow.engine.speedups.item_rollback",
+    "onceflow.engine.speedups.backend_lookup",
+    "onceflow.engine.bookkeeping.baseline",
     "onceflow.engine.speedups.direct_transport",
     "onceflow.engine.speedups.keep_alive",
     "onceflow.engine.speedups.serializer_fast_paths",

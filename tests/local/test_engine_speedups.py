@@ -32,7 +32,7 @@ from urllib3.util import connection as urllib3_connection
 
 from onceflow.engine import ACCOUNT_ID, REGION, speedups
 from onceflow.engine.bookkeeping.retention import Retention
-from onceflow.engine.speedups import direct_transport, idle_gates, request_headers
+from onceflow.engine.speedups import direct_transport, idle_gates, integration_clients, request_headers
 from onceflow.engine.stepfunctions.integrations import sdk_shapes
 from onceflow.local.pipeline import LocalPipeline, RoundReport
 from onceflow.ops import http_heads
@@ -107,7 +107,7 @@ def test_executions_started_together_build_one_client_per_service(stack):
     """A burst of StartExecution: every task's first call misses the cache at once. Each building
     its own client (functools.lru_cache lets concurrent misses all run) held 734 of 5,000 executions
     in botocore's model loader and the server at 1.2 GB in benchmarks/trace_status.py's fill."""
-    boto_client_for = importlib.import_module(speedups.INTEGRATION_MODULES[0]).boto_client_for
+    boto_client_for = importlib.import_module(integration_clients.INTEGRATION_MODULES[0]).boto_client_for
     with counting(ClientCreator, "create_client") as calls:
         clients = _at_once(lambda: boto_client_for("eu-west-3", "sqs", None))
     assert calls["create_client"] == 1

@@ -27,8 +27,10 @@ from moto.core.botocore_stubber import MockRawResponse
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import DIRECT_TRANSPORT
 
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (DIRECT_TRANSPORT,)
 WsgiApp = Callable[..., Iterable[bytes]]
 
 _APPS: dict[str, WsgiApp] = {}  # "127.0.0.1:4747" -> the embedded application listening there

@@ -27,7 +27,10 @@ from moto.stepfunctions.parser.backend import execution as sfn_parser_execution
 from moto.stepfunctions.utils import PAGINATION_MODEL
 from moto.utilities.paginator import Paginator
 
+from onceflow.engine.speedups import EXECUTION_INDEX
+
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (EXECUTION_INDEX,)
 _ATTRIBUTE = "_onceflow_execution_index"
 _STATUSES = {status.value: status for status in ExecutionStatus}
 # A status an execution keeps unless it is redriven (stepfunctions/api/redrive_execution.py; the index notices, below).

@@ -29,8 +29,10 @@ from moto.sqs.models import Queue, sqs_backends
 from moto.stepfunctions.parser.backend import execution as parser_execution
 
 from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import IDLE_GATES
 
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (IDLE_GATES,)
 _CHANGES = itertools.count(1)
 _LAST = [0]  # the latest value drawn from _CHANGES (itertools.count is atomic under the GIL)
 

@@ -25,7 +25,10 @@ from typing import Any
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import GlobalSecondaryIndex, Table
 
+from onceflow.engine.speedups import INDEX_QUERY
+
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (INDEX_QUERY,)
 _ATTRIBUTE = "_onceflow_gsi_keys"
 
 

@@ -29,8 +29,10 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from werkzeug.exceptions import HTTPException
 
 from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import JSON_LANE
 
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (JSON_LANE,)
 CORS_HEADER = ("Access-Control-Allow-Origin", "*")  # flask_cors's answer to a request without Origin
 _CORS_REQUEST_HEADERS = ("HTTP_ORIGIN", "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK")
 

@@ -19,9 +19,11 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import REQUEST_HEADERS
 from onceflow.ops.http_heads import read_head
 
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (REQUEST_HEADERS,)
 
 
 def moto_needs() -> list[Need]:

@@ -36,7 +36,10 @@ from botocore.model import Shape, StructureShape
 from moto.core import serialize
 from moto.core.responses import BaseResponse
 
+from onceflow.engine.speedups import SERIALIZER_FAST_PATHS
+
 Patch = tuple[Any, str, Any]
+SPEEDUPS = (SERIALIZER_FAST_PATHS,)
 
 _ORIGINAL_STRUCTURE = serialize.ResponseSerializer._serialize_type_structure
 _ORIGINAL_TIMESTAMP = serialize.TimestampSerializer._convert_timestamp_to_str

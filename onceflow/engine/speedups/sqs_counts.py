@@ -27,7 +27,10 @@ from moto.sqs import models as sqs_models
 
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.registry import Patch, current
+from onceflow.engine.speedups import SQS_FAST_PATHS
 from onceflow.engine.sqs import receipts as sqs_receipts
+
+SPEEDUPS = (SQS_FAST_PATHS,)
 
 _HIDDEN = "_onceflow_hidden"  # on a Queue: messages hidden by a delay or a visibility change
 

@@ -2,15 +2,17 @@
 patches were written for. A different moto fails loudly here, before anything is patched.
 
 Each module that patches moto declares what it relies on in a `moto_needs()` function (the
-attributes it replaces or calls, and the parameters it passes by name); `check_engine()` checks the
-engine's own modules, and a module outside the engine (a devtool) calls `check()` with its own.
+attributes it replaces or calls, and the parameters it passes by name); `check_engine()` checks
+every module of onceflow.engine that declares them (a module of registry.PATCH_ORDER must), and a
+module outside the engine (a devtool) calls `check()` with its own.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import importlib.util
 import inspect
+import pkgutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,70 +20,6 @@ from typing import Any
 import moto
 
 PINNED_MOTO_VERSION = "5.2.5"
-
-# The modules whose `moto_needs()` EmbeddedAws checks before it starts.
-ENGINE_MODULES = (
-    "onceflow.engine.server",
-    "onceflow.engine.speedups.parse_cache",
-    "onceflow.engine.speedups.integration_clients",
-    "onceflow.engine.speedups.jsonpath_cache",
-    "onceflow.engine.speedups.sqs_fast_paths",
-    "onceflow.engine.speedups.dispatch_cache",
-    "onceflow.engine.speedups.item_rollback",
-    "onceflow.engine.speedups.backend_lookup",
-    "onceflow.engine.bookkeeping.baseline",
-    "onceflow.engine.speedups.direct_transport",
-    "onceflow.engine.speedups.keep_alive",
-    "onceflow.engine.speedups.serializer_fast_paths",
-    "onceflow.engine.speedups.idle_gates",
-    "onceflow.engine.speedups.request_headers",
-    "onceflow.engine.speedups.json_lane",
-    "onceflow.engine.stepfunctions.strict",
-    "onceflow.engine.bookkeeping.retention",
-    "onceflow.engine.stepfunctions.api.stop_execution",
-    "onceflow.engine.speedups.execution_index",
-    "onceflow.engine.sqs.receipts",
-    "onceflow.engine.bookkeeping.execution_snapshots",
-    "onceflow.engine.bookkeeping.log_budget",
-    "onceflow.engine.speedups.index_query",
-    "onceflow.engine.dynamodb.transact_get",
-    "onceflow.engine.dynamodb.responses",
-    "onceflow.engine.sns.fifo",
-    "onceflow.engine.stepfunctions.interpreter.asl_strings",
-    "onceflow.engine.stepfunctions.jsonata.expressions",
-    "onceflow.engine.stepfunctions.interpreter.variables",
-    "onceflow.engine.stepfunctions.test_state.action",
-    "onceflow.engine.stepfunctions.test_state.context",
-    "onceflow.engine.stepfunctions.api.redrive_execution",
-    "onceflow.engine.stepfunctions.api.sync_execution",
-    "onceflow.engine.stepfunctions.interpreter.context_object",
-    "onceflow.engine.stepfunctions.interpreter.execution_input_text",
-    "onceflow.engine.stepfunctions.interpreter.map_run_events",
-    "onceflow.engine.stepfunctions.api.executions",
-    "onceflow.engine.stepfunctions.api.state_machines",
-    "onceflow.engine.stepfunctions.api.versions",
-    "onceflow.engine.stepfunctions.api.aliases",
-    "onceflow.engine.stepfunctions.api.qualified_executions",
-    "onceflow.engine.stepfunctions.api.logging_configuration",
-    "onceflow.engine.logs.execution_logs",
-    "onceflow.engine.stepfunctions.api.express_executions",
-    "onceflow.engine.stepfunctions.api.definition_validation",
-    "onceflow.engine.stepfunctions.api.request_constraints",
-    "onceflow.engine.stepfunctions.integrations.sdk_shapes",
-    "onceflow.engine.stepfunctions.integrations.service_errors",
-    "onceflow.engine.dynamodb.validation",
-    "onceflow.engine.secretsmanager.secret_names",
-    "onceflow.engine.stepfunctions.integrations.response_metadata",
-    "onceflow.engine.cloudformation.state_machines",
-    "onceflow.engine.sqs.fifo",
-    "onceflow.engine.sqs.long_poll",
-    "onceflow.engine.sqs.visibility",
-    "onceflow.engine.speedups.sqs_counts",
-    "onceflow.engine.cloudwatch.execution_metrics",
-    "onceflow.engine.events.status_events",
-    "onceflow.engine.bookkeeping.quotas",
-    "onceflow.engine.stepfunctions.mocking.moto_engine",
-)
 
 
 class MotoShapeError(RuntimeError):
@@ -131,13 +69,29 @@ def check(needs: Iterable[Need], patched_by: str) -> None:
         raise MotoShapeError(f"moto changed shape: {'; '.join(problems)}; re-check {patched_by}")
 
 
-def check_engine(modules: Iterable[str] = ENGINE_MODULES) -> None:
+def check_engine() -> None:
     """Check every engine module's declared needs (the version first: an import may already fail)."""
     check_version("onceflow.engine")
-    for name in modules:
-        # A module not (yet) in this tree patches nothing; one that is must declare its needs.
-        if importlib.util.find_spec(name) is not None:
-            check(declared_needs(importlib.import_module(name)), name)
+    from onceflow.engine import registry
+
+    patching = {f"onceflow.engine.{name}" for name in registry.PATCH_ORDER}
+    for name in engine_modules():
+        module = importlib.import_module(name)
+        if name in patching or declares_needs(module):
+            check(declared_needs(module), name)
+
+
+@functools.cache
+def engine_modules() -> tuple[str, ...]:
+    """Every module of onceflow.engine but its command-line entry points (`__main__`)."""
+    import onceflow.engine
+
+    found = pkgutil.walk_packages(onceflow.engine.__path__, "onceflow.engine.")
+    return tuple(module.name for module in found if not module.name.endswith(".__main__"))
+
+
+def declares_needs(module: Any) -> bool:
+    return hasattr(module, "moto_needs") or hasattr(module, "check_shape")
 
 
 def declared_needs(module: Any) -> list[Need]:

@@ -11,10 +11,11 @@ added to moto, both patched in one place here and checked against the pinned mot
   boto3 clients in this process (the functions running in-process retry throttled calls as botocore
   does on Lambda), recorded apart (`DelayClock.sdk_retry_delays`).
 
-The engine's speed-ups (onceflow/engine/speedups/__init__.py) are each switchable with `speedups=`;
-`history_budget=` bounds what moto keeps of finished executions in a long run
-(onceflow/engine/bookkeeping/retention.py), `log_budget=` the log events it keeps per log group
-(onceflow/engine/bookkeeping/log_budget.py).
+`start()` applies the engine's patches (registry.py lists them in order) and restores them on
+`stop()`. The speed-ups (speedups/) are each switchable with `speedups=`; `history_budget=` bounds
+what moto keeps of finished executions in a long run (bookkeeping/retention.py), `log_budget=` the
+log events it keeps per log group (bookkeeping/log_budget.py), `quotas=` enforces AWS's throughput
+quotas (bookkeeping/quotas.py).
 """
 
 from __future__ import annotations

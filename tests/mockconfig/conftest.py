@@ -14,7 +14,7 @@ from tests.mockconfig.cases import ASL_FILE, MOCK_CONFIG_FILE, mocked_state_mach
 
 @pytest.fixture(scope="session")
 def mocking_engine(embedded_aws: EmbeddedAws) -> Iterator[EmbeddedAws]:
-    """Mocked integrations on (a no-op once EmbeddedAws.start() applies onceflow.engine.stepfunctions.mocking.moto_patches())."""
+    """Mocked integrations on (a no-op once EmbeddedAws.start() applies onceflow.engine.stepfunctions.mocking.moto_engine.patches())."""
     with mocked_integrations():
         yield embedded_aws
 

@@ -290,10 +290,10 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches(switch: QuotaSwitch | None, selected: list[Patch]) -> list[Patch]:
-    """The buckets around what the engine serves (around the engine's own replacements in `selected`);
-    each lets every call through while `switch.active` is None."""
-    if switch is None:
+def patches(quotas: QuotaSwitch | None, before: list[Patch]) -> list[Patch]:
+    """The buckets around what the engine serves (around the engine's own replacements in `before`);
+    each lets every call through while `quotas.active` is None."""
+    if quotas is None:
         return []
 
     wrapped = [
@@ -307,7 +307,7 @@ def moto_patches(switch: QuotaSwitch | None, selected: list[Patch]) -> list[Patc
         (SNSBackend, "publish", _throttled_publish),
     ]
     return [
-        (owner, name, wrap(original, switch))
+        (owner, name, wrap(original, quotas))
         for owner, name, wrap in wrapped
-        if (original := current(selected, owner, name)) is not None
+        if (original := current(before, owner, name)) is not None
     ]

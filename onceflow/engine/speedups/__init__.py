@@ -75,13 +75,9 @@ asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with
 
 from __future__ import annotations
 
-import importlib
 import os
-import threading
 from collections.abc import Iterable
-from typing import Any
 
-Patch = tuple[Any, str, Any]
 OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
 
 PARSE_CACHE = "parse_cache"
@@ -145,34 +141,3 @@ def _names(text: str) -> frozenset[str]:
     if unknown:
         raise SpeedupError(f"unknown speed-up(s) {sorted(unknown)}; known: {', '.join(NAMES)}")
     return names
-
-
-# The speed-ups' modules in the order their patches are applied (each module's SPEEDUPS: its switches).
-MODULES = (
-    "parse_cache",
-    "integration_clients",
-    "jsonpath_cache",
-    "sqs_fast_paths",
-    "dispatch_cache",
-    "item_rollback",
-    "direct_transport",
-    "execution_index",
-    "index_query",
-    "serializer_fast_paths",
-    "idle_gates",
-    "request_headers",
-    "backend_lookup",
-    "json_lane",
-)
-
-
-def patches(selected: frozenset[str], request_lock: threading.RLock | None) -> list[Patch]:
-    chosen: list[Patch] = []
-    for name in MODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        if selected & set(module.SPEEDUPS):
-            if name == "integration_clients":
-                chosen += module.patches(selected, request_lock)
-            else:
-                chosen += module.patches()
-    return chosen

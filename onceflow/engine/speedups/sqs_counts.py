@@ -1,5 +1,5 @@
 """GetQueueAttributes' message counts without walking the queue (part of the `sqs_fast_paths`
-speed-up, onceflow/engine/speedups/__init__.py).
+speed-up, sqs_fast_paths.py).
 
 moto counts ApproximateNumberOfMessages, -NotVisible and -Delayed by testing every queued message
 against the clock, and computes all three whatever was asked: each GetQueueAttributes walked a

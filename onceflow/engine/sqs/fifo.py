@@ -88,5 +88,5 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches() -> list[Patch]:
+def patches() -> list[Patch]:
     return _cloudformation_fifo_name() + _deduplication_window()

@@ -75,5 +75,5 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches(before: list[Patch]) -> list[Patch]:
+def patches(before: list[Patch]) -> list[Patch]:
     return _noting_changes(before)

@@ -305,7 +305,7 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches() -> list[Patch]:
+def patches() -> list[Patch]:
     """RedriveExecution routed to this module; redrive fields added to DescribeExecution/ListExecutions."""
     return [
         (StepFunctionResponse, "redrive_execution", _redrive_execution_action),

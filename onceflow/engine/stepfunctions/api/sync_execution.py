@@ -223,7 +223,7 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches(request_lock: threading.RLock | None) -> list[Patch]:
+def patches(request_lock: threading.RLock | None) -> list[Patch]:
     """StartSyncExecution routed to this module (it needs the server's request lock to wait without it)."""
     if request_lock is None:
         return []

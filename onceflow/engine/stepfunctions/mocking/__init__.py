@@ -2,8 +2,9 @@
 
 - `load_mock_config(path, definition)` reads and validates a mock configuration file;
   `validate_mock_config_file(...)` returns its problems for a command line or CI.
-- `moto_patches()` switches the embedded engine on to honour `stateMachineArn#TestCase`, reading the file
-  that SFN_MOCK_CONFIG names, as AWS Step Functions Local does.
+- `mocked_integrations()` switches moto's Step Functions on to honour `stateMachineArn#TestCase`, reading
+  the file that SFN_MOCK_CONFIG names, as AWS Step Functions Local does (EmbeddedAws applies the same
+  patches, moto_engine.py's, when it starts).
 
 A `StateMachines` key is the name the state machine was created with (Step Functions Local matches names
 exactly, with no aliases). The local stack names it `<stack name>-<logical id>`, so the repo's file uses
@@ -32,7 +33,6 @@ from onceflow.engine.stepfunctions.mocking.moto_engine import (
     check_moto_shape,
     is_enabled,
     mocked_integrations,
-    moto_patches,
 )
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
     "load_mock_config",
     "load_test_case",
     "mocked_integrations",
-    "moto_patches",
     "parse_mock_config",
     "validate_mock_config_file",
 ]

@@ -225,7 +225,7 @@ def _runtime_failure(env: Environment, cause: str) -> FailureEventException:
     )
 
 
-def moto_patches() -> list[tuple[Any, str, Any]]:
+def patches() -> list[tuple[Any, str, Any]]:
     """(owner, attribute, replacement) for each patch; apply them with setattr and restore the originals after.
     Checks moto's version and shape first."""
     check_moto_shape()
@@ -256,7 +256,7 @@ def mocked_integrations() -> Iterator[None]:
         return
     saved: list[tuple[Any, str, Any]] = []
     try:
-        for owner, name, replacement in moto_patches():
+        for owner, name, replacement in patches():
             saved.append((owner, name, getattr(owner, name)))
             setattr(owner, name, replacement)
         yield

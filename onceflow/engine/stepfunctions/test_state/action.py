@@ -617,7 +617,7 @@ def moto_needs() -> list[Any]:
     ]
 
 
-def moto_patches(request_lock: Any = None) -> list[Patch]:
+def patches(request_lock: Any = None) -> list[Patch]:
     """TestState routed to this module (moto 5.2.5 has no `test_state` response method)."""
 
     def test_state(self: StepFunctionResponse) -> Any:

@@ -3,8 +3,9 @@
 BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it (as in
 test_conformance.py); where a test follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
-against AWS itself), its docstring names the recording. The engine's side is
-onceflow/engine/stepfunctions/api/state_machines.py, onceflow/engine/stepfunctions/api/executions.py and onceflow/engine/stepfunctions/interpreter/context_object.py.
+against AWS itself), its docstring names the recording. The engine's side is, under
+onceflow/engine/stepfunctions/: api/state_machines.py, api/executions.py and
+interpreter/context_object.py.
 """
 
 from __future__ import annotations

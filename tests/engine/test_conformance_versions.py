@@ -4,8 +4,8 @@ BEHAVIOURS lists each behaviour with the AWS page it follows and the test that c
 test_conformance_api.py); a test that follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/test_sfn_api_versioning.snapshot.json,
 test_sfn_api_aliasing.snapshot.json in LocalStack's repository, recorded against AWS itself) names the
-recording in its docstring. The engine's side is onceflow/engine/stepfunctions/api/versions.py, onceflow/engine/stepfunctions/api/aliases.py and
-onceflow/engine/stepfunctions/api/qualified_executions.py.
+recording in its docstring. The engine's side is onceflow/engine/stepfunctions/api/: versions.py,
+aliases.py and qualified_executions.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 (onceflow/engine/speedups/keep_alive.py): one socket carries request after request.
 
 Driven with http.client from this process: boto3 here would be handed to the application
-without a socket (onceflow/engine/speedups/direct_transport.py), and a client in another process is what keeps the connection.
+without a socket (onceflow/engine/speedups/direct_transport.py), and a client in another process
+is what keeps the connection.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from tests.mockconfig.cases import ASL_FILE, MOCK_CONFIG_FILE, mocked_state_mach
 
 @pytest.fixture(scope="session")
 def mocking_engine(embedded_aws: EmbeddedAws) -> Iterator[EmbeddedAws]:
-    """Mocked integrations on (a no-op once EmbeddedAws.start() applies onceflow.engine.stepfunctions.mocking.moto_engine.patches())."""
+    """Mocked integrations on (a no-op once EmbeddedAws.start() has applied the same patches,
+    onceflow.engine.stepfunctions.mocking.moto_engine.patches())."""
     with mocked_integrations():
         yield embedded_aws
 

@@ -166,7 +166,8 @@ def release_between_runs(account_id: str, region: str) -> None:
 
 
 def _published(state_machine: Any) -> tuple[Any, ...]:
-    """What stepfunctions/api/versions.py keeps of a machine: its versions, aliases, version counter, latest version, revisionId."""
+    """What stepfunctions/api/versions.py keeps of a machine: its versions, aliases, version counter,
+    latest version, revisionId."""
     return (
         dict(state_machine.versions),
         dict(state_machine.aliases),

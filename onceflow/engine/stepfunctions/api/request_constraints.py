@@ -7,9 +7,9 @@ one of the enum's values, each a ValidationException "1 validation error detecte
 The constraints are botocore's service model of Step Functions (the one AWS publishes), read per
 action; only the List* actions, GetExecutionHistory and the version and alias actions
 (VERSIONS_AND_ALIASES: descriptions over 256 characters, alias names over 80, ARNs too long) are
-checked (the others have their own checks in stepfunctions/strict.py, sync_execution.py and stepfunctions/test_state/request.py,
-worded as AWS words them; aliases.py adds what the model says and this does not read: the name's
-pattern, the routing configuration's length and weights).
+checked (the others have their own checks in stepfunctions/strict.py, sync_execution.py and
+stepfunctions/test_state/request.py, worded as AWS words them; aliases.py adds what the model says
+and this does not read: the name's pattern, the routing configuration's length and weights).
 An enum is listed in the order AWS's message gives it where a recording shows it, else the model's.
 AWS's recordings: LocalStack's test_sfn_api.snapshot.json (test_list_sms_pagination,
 test_list_executions_pagination, test_state_machine_status_filter).

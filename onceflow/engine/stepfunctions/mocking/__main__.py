@@ -1,4 +1,5 @@
-"""Validate a mock configuration file: `python -m onceflow.engine.stepfunctions.mocking CONFIG [--definition ASL] [--state-machine NAME]`.
+"""Validate a mock configuration file:
+`python -m onceflow.engine.stepfunctions.mocking CONFIG [--definition ASL] [--state-machine NAME]`.
 
 Exit status 0 when it is valid, 1 with one line per problem when it is not.
 """

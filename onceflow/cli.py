@@ -292,7 +292,7 @@ def start(
     if problem:
         _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
-    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.engine import EmbeddedAws
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy

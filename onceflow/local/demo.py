@@ -18,8 +18,8 @@ from typing import Any
 
 from onceflow.domain import Domain, conflicting_candidates, fresh_bodies, poison_candidates
 from onceflow.domain.bodies import id_prefix
+from onceflow.engine import EmbeddedAws
 from onceflow.local import faults
-from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report, r5_verdict

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
-from onceflow.local.embedded import REGION, EmbeddedAws
-from onceflow.local.engine import speedups as engine_speedups
-from onceflow.local.engine.idle_gates import IdleGates
+from onceflow.engine import REGION, EmbeddedAws
+from onceflow.engine import speedups as engine_speedups
+from onceflow.engine.speedups.idle_gates import IdleGates
 from onceflow.local.event_source import Invoke, SqsEventSource
 from onceflow.local.function_runtime import FunctionRuntime, StarterRuntime
 from onceflow.local.safety_net import AsyncInvoker, SafetyNet, ScheduledRuns, StatusEventLoss

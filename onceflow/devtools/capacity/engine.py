@@ -7,7 +7,7 @@ stay AWS's)."""
 from __future__ import annotations
 
 from onceflow.devtools.capacity.quotas import load_quotas
-from onceflow.local.engine.quotas import (
+from onceflow.engine.bookkeeping.quotas import (
     SNS_PUBLISH,
     START_EXECUTION_EXPRESS,
     START_EXECUTION_STANDARD,

@@ -87,7 +87,7 @@ class EffectLog:
 
 def moto_needs() -> list[Any]:
     """What the log wraps in the pinned moto (checked by onceflow.local.engine.shape.check)."""
-    from onceflow.local.engine.shape import need
+    from onceflow.engine.moto_shape import need
 
     return [
         need(Queue, "add_message", "message"),

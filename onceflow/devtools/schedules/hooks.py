@@ -36,7 +36,7 @@ from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 from onceflow.devtools.schedules.model import How
-from onceflow.local.engine.shape import Need, check, need
+from onceflow.engine.moto_shape import Need, check, need
 from onceflow.local.event_source import Invoke
 
 STOP_ERROR = "Onceflow.OperatorStopped"

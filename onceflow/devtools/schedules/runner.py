@@ -75,11 +75,11 @@ from onceflow.devtools.schedules.subscriber_faults import SubscriberCrashed, Sub
 from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.domain import conflicting_candidates
 from onceflow.domain.bodies import body as domain_body
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.dynamodb.ttl import TtlClock
 from onceflow.local import stack as stack_module
 from onceflow.local.demo import NOT_REDRIVEN, expectations, poison_kinds, redrive_transient
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.local.engine.baseline import Baseline
-from onceflow.local.engine.ttl import TtlClock
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport

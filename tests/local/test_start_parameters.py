@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from onceflow.local.embedded import free_port
+from onceflow.engine.server import free_port
 from onceflow.local.template import PROJECT_ROOT
 from onceflow.ops.executions import poll_until
 from onceflow.ops.observe import scan

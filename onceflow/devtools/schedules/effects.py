@@ -86,7 +86,7 @@ class EffectLog:
 
 
 def moto_needs() -> list[Any]:
-    """What the log wraps in the pinned moto (checked by onceflow.local.engine.shape.check)."""
+    """What the log wraps in the pinned moto (checked by onceflow.engine.moto_shape)."""
     from onceflow.engine.moto_shape import need
 
     return [

@@ -183,7 +183,7 @@ def moto_needs() -> list[Need]:
 
 
 def check_moto_shape() -> None:
-    """Fail loudly on a moto these interrupts were not written for (onceflow/local/engine/shape.py)."""
+    """Fail loudly on a moto these interrupts were not written for (onceflow/engine/moto_shape.py)."""
     check(moto_needs(), __name__)
 
 

@@ -39,7 +39,7 @@ class Mode(StrEnum):
 
 
 class Source(StrEnum):
-    """The template's SourceQueueType (`--source fifo`: a FIFO queue, one message group per customer)."""
+    """The template's SourceQueueType (`--source fifo`: a FIFO queue, the events spread over message groups)."""
 
     STANDARD = "standard"
     FIFO = "fifo"
@@ -719,17 +719,25 @@ def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float
 
 @app.command()
 def demo(
-    events: Annotated[int, typer.Option(callback=_at_least(1), help="Unique orders in the stream.")] = 500,
+    events: Annotated[
+        int,
+        typer.Option(
+            callback=_at_least(1), help="Unique events in the stream (the app's sample with fresh event ids)."
+        ),
+    ] = 500,
     duplicates: Annotated[
         float, typer.Option(callback=_duplicate_share, help="Share of messages that are duplicates (0–<1).")
     ] = 0.3,
     poison: Annotated[int, typer.Option(callback=_at_least(0), help="Messages that can never succeed.")] = 6,
-    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Order ids reused with another payload.")] = 3,
+    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Event ids reused with another payload.")] = 3,
     concurrency: Annotated[int, typer.Option(callback=_at_least(1), help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
     mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
     source: Annotated[
-        Source, typer.Option(case_sensitive=False, help="The source queue type (fifo adds R5, order per customer).")
+        Source,
+        typer.Option(
+            case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
+        ),
     ] = Source.STANDARD,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
     out: Annotated[Path, typer.Option(help="Folder for the report, the trace page and the starter log.")] = Path(

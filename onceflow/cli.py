@@ -326,7 +326,8 @@ def start(
             if done.routed:
                 console.print(f"safety net: {done.routed} execution(s) ended outside the workflow's paths → reconciler")
             logs.publish()
-            time.sleep(0.2)
+            if not (done.handled or done.notified):  # a full queue is read again at once; an idle one waits
+                time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
     finally:

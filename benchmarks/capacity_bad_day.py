@@ -1,12 +1,12 @@
 """The bad day: each mode driven at 0.5x, 1x and 3x its modelled capacity for one simulated hour,
-then drained, on the embedded AWS with AWS's quotas enforced (onceflow/local/engine/quotas.py),
+then drained, on the embedded AWS with AWS's quotas enforced (onceflow/engine/bookkeeping/quotas.py),
 with the product as it is ("after") and as it was before issue 19 ("before").
 
     nice -n 10 .venv/bin/python benchmarks/capacity_bad_day.py
     .venv/bin/python benchmarks/capacity_bad_day.py --modes STANDARD --factors 3 --json out.json
 
 Not a test. How the world is built, honestly (printed with the results):
-- Virtual time: one clock of simulated seconds (engine/quotas.py VirtualClock) that moves only when
+- Virtual time: one clock of simulated seconds (engine/bookkeeping/quotas.py VirtualClock) that moves only when
   this loop advances it, once the world has done all it can at the current instant: due events
   sent, the starter given every batch its gate allows, and every running execution either ended or
   waiting on the clock (a throttled state transition). So the figures do not depend on the
@@ -62,8 +62,8 @@ from onceflow.devtools.capacity.engine import engine_quotas
 from onceflow.devtools.capacity.model import PATHS, ModeCapacity
 from onceflow.devtools.capacity.quotas import load_quotas
 from onceflow.devtools.cost.prices import load_prices
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine.quotas import (
+from onceflow.engine import EmbeddedAws
+from onceflow.engine.bookkeeping.quotas import (
     START_EXECUTION_STANDARD,
     START_SYNC_EXECUTION,
     STATE_TRANSITION_STANDARD,

@@ -46,8 +46,8 @@ from onceflow.devtools.schedules.invariants import Evidence, check
 from onceflow.devtools.schedules.runner import RetryingSafetyNet
 from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.domain import Domain, fresh_bodies
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.demo import NOT_REDRIVEN, chunked_stream, expectations, redrive_transient
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import successful_records
 from onceflow.local.stack import deploy
@@ -117,7 +117,7 @@ def install_counter(aws: EmbeddedAws) -> CallCounter:
     """Put the counter inside the embedded AWS's request lock (its WSGI app, a private attribute)."""
     serialized = aws._app
     if serialized is None or not hasattr(serialized, "_app"):
-        raise SystemExit("onceflow.local.embedded changed: cannot find its WSGI app to count calls")
+        raise SystemExit("onceflow.engine.server changed: cannot find its WSGI app to count calls")
     counter = CallCounter(serialized._app)
     serialized._app = counter
     return counter

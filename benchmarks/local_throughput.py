@@ -11,7 +11,7 @@ source, until every execution has finished. Rates are given per wall second and 
 (user + sys of every thread, `time.process_time`), because the wall clock of a shared machine says
 more about the neighbours than about the engine. The modes:
 
-- onceflow: every speed-up (onceflow.local.engine.speedups), and histories of finished executions
+- onceflow: every speed-up (onceflow.engine.speedups), and histories of finished executions
   kept within the long-run budget (`--history-budget`; they are pruned oldest first);
 - before:   the speed-ups as they were before issue 13 (parse cache, item-level rollback; the
   client cache of that time never took effect), every history kept;
@@ -48,7 +48,7 @@ MODES: dict[str, tuple[str, int | None]] = {
 
 def parse_speedups(spec: str, off: list[str] | None = None) -> Any:
     """'all', 'none' or 'a,b' (minus `off`), in the form EmbeddedAws(speedups=...) takes."""
-    from onceflow.local.engine.speedups import resolve
+    from onceflow.engine.speedups import resolve
 
     return resolve(spec) - set(off or [])
 
@@ -62,7 +62,7 @@ def run(
     around_processing: Callable[[], AbstractContextManager[Any]] = nullcontext,
 ) -> dict[str, Any]:
     from onceflow.domain import fresh_bodies
-    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.engine import EmbeddedAws
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
     from onceflow.ops.executions import list_executions

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# The speed-ups issue 21 added (onceflow.local.engine.speedups): what `--before` switches off.
+# The speed-ups issue 21 added (onceflow.engine.speedups): what `--before` switches off.
 LONG_RUN_SPEEDUPS = ("execution_index", "index_query")
 DUPLICATES = 0.2
 IDLE_SETTLE_SECONDS = 5  # after the run, before the idle CPU is read

@@ -9,7 +9,7 @@ by own samples, plus the costs issue 13 tracks by name.
     .venv/bin/python benchmarks/profile_engine.py --events 100 --speedups all --off in_process_integrations
     .venv/bin/python benchmarks/profile_engine.py --raw profile.txt    # summarise an earlier recording
 
-`--speedups` takes `all`, `none` or a comma list of names from onceflow.local.engine.speedups.
+`--speedups` takes `all`, `none` or a comma list of names from onceflow.engine.speedups.
 Samples of waiting threads (on the request lock, a socket, a queue: WAITING below) are left out,
 so the percentages are shares of CPU, not of wall time. py-spy pauses the process for each sample:
 wall and CPU times printed under the profiler are inflated.
@@ -41,7 +41,7 @@ TRACKED: dict[str, list[tuple[str, str]]] = {
     "SQS receive_message": [("receive_message", "moto/sqs/models.py")],
     "SQS delete_message": [("delete_message", "moto/sqs/models.py")],
     "boto3 calls over HTTP (client side: botocore send)": [("_send", "botocore/endpoint.py")],
-    "boto3 calls in process (moto's BotocoreStubber)": [("_LockedStubber.__call__", "speedups.py")],
+    "boto3 calls in process (moto's BotocoreStubber)": [("_LockedStubber.__call__", "speedups/integration_clients.py")],
     "moto server requests (werkzeug, all of it)": [("run_wsgi", "werkzeug/serving.py")],
     "moto request dispatch (BaseResponse.dispatch)": [("BaseResponse.dispatch", "moto/core/responses.py")],
     "DynamoDB transact_write_items": [("transact_write_items", "moto/dynamodb/models/__init__.py")],
@@ -58,8 +58,8 @@ WAITING = {
     ("socket.accept", "socket.py"),
     ("_PollLikeSelector.select", "selectors.py"),
     ("EpollSelector.select", "selectors.py"),
-    ("_SerializedApp.__call__", "onceflow/local/embedded.py"),  # waiting for the request lock
-    ("_LockedStubber.__call__", "onceflow/local/engine/speedups.py"),  # the same lock
+    ("_SerializedApp.__call__", "onceflow/engine/server.py"),  # waiting for the request lock
+    ("_LockedStubber.__call__", "onceflow/engine/speedups/integration_clients.py"),  # the same lock
 }
 _FRAME = re.compile(r"^(?P<function>.*?) \((?P<file>[^()]*?)(?::\d+)?\)$")
 

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/schedules_rss.py --schedules 300 --keep      # without the baseline's release
 
 Each schedule runs on the stack the previous one left, brought back to just-deployed by
-onceflow/local/engine/baseline.py, as tests/properties does. `--keep` skips what issue 21 added to
+onceflow/engine/bookkeeping/baseline.py, as tests/properties does. `--keep` skips what issue 21 added to
 the restore (moto's model-instance registry, SNS's sent-notification lists and the engine's index
 attributes released), to show what each schedule left behind before. Prints the RSS (VmRSS, Linux)
 and the growth per schedule, side by side for the two halves of the run.
@@ -37,8 +37,8 @@ def main() -> None:
     logging.getLogger("moto").setLevel(logging.CRITICAL)
 
     from onceflow.devtools.schedules import Interrupt, Process, Redeliver, Schedule, Send, SendConflict, run_schedule
-    from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.engine import baseline
+    from onceflow.engine import EmbeddedAws
+    from onceflow.engine.bookkeeping import baseline
 
     if args.keep:
         baseline.release_between_runs = lambda account_id, region: None  # type: ignore[assignment]

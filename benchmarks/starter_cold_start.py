@@ -28,7 +28,7 @@ BEFORE_COMMIT = "0f9c2ce"
 _STACK = """
 import json, logging, sys
 logging.disable(logging.CRITICAL)  # the old starter's executions may fail on today's workflow: not measured here
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.stack import deploy
 aws = EmbeddedAws().start()
 stack = deploy(aws.endpoint_url)

@@ -148,7 +148,7 @@ def _per_call_costs(endpoint: str, arn: str) -> list[tuple[str, float, float]]:
     from moto import backends
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from onceflow.local.engine.speedups import _backend_for_host
+    from onceflow.engine.speedups.dispatch_cache import _backend_for_host
     from onceflow.ops.timestamps import parse_timestamp
 
     modules = tuple(backends.list_of_moto_modules())  # as dispatch_cache has it in both cases
@@ -250,8 +250,8 @@ def _rss_mb(pid: int) -> float:
 def memory_per_history(executions: int = 150) -> float:
     """MB a kept history costs: traced memory (traced from before the executions ran) before and
     after pruning every one of them."""
-    from onceflow.local.embedded import EmbeddedAws
-    from onceflow.local.engine.retention import Retention
+    from onceflow.engine import EmbeddedAws
+    from onceflow.engine.bookkeeping.retention import Retention
     from onceflow.local.stack import deploy
     from tests.support import execution_input, order
 

@@ -39,7 +39,7 @@ class Mode(StrEnum):
 
 
 class Source(StrEnum):
-    """The template's SourceQueueType (`--source fifo`: a FIFO queue, one message group per customer)."""
+    """The template's SourceQueueType (`--source fifo`: a FIFO queue, the events spread over message groups)."""
 
     STANDARD = "standard"
     FIFO = "fifo"
@@ -135,6 +135,22 @@ AwsOption = Annotated[
         help="Talk to AWS itself (default credential chain and region), not the local endpoint.",
     ),
 ]
+# A str, not a Path: a Path option would import pydantic for typer's coercion (cli_values.py).
+TemplateOption = Annotated[
+    str,
+    typer.Option(
+        "--template",
+        help="The app's template.yaml (its sample body, state machine and functions beside it).",
+    ),
+]
+DEFAULT_TEMPLATE = "template.yaml"
+ParameterOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--parameter",
+        help="A template parameter KEY=VALUE (repeatable), checked against the template's Parameters.",
+    ),
+]
 
 
 def _fail(message: str) -> None:
@@ -197,8 +213,28 @@ def _quiet_engine_logs() -> None:
     logging.getLogger("moto").setLevel(logging.CRITICAL)
 
 
+def _aws_cli_example(stack: Any, endpoint_url: str) -> str:
+    """`aws sqs send-message` of one body made from the app's sample; a FIFO queue's group and id too."""
+    import shlex
+
+    from onceflow.domain import fresh_bodies
+
+    (body,) = fresh_bodies(stack.domain, 1, "cli")
+    command = (
+        f"aws --endpoint-url {endpoint_url} sqs send-message --queue-url {stack.source_queue_url} "
+        f"--message-body {shlex.quote(json.dumps(json.loads(body), separators=(',', ':')))}"
+    )
+    if stack.fifo:
+        event_id = stack.domain.event_id_of(body)
+        command += f" --message-group-id {shlex.quote(event_id)} --message-deduplication-id {shlex.quote(event_id)}"
+    return command
+
+
 def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, str], logs: dict[str, str]) -> None:
     console.print(f"Stack {stack.stack_name} is up at {endpoint_url}; its outputs:", highlight=False)
+    if stack.parameters:
+        chosen = " ".join(f"{key}={value}" for key, value in sorted(stack.parameters.items()))
+        console.print(f"  (deployed with {chosen})", soft_wrap=True, highlight=False)
     width = max(map(len, stack.outputs), default=0)
     for key, value in sorted(stack.outputs.items()):
         console.print(f"  {key:<{width}}  {value}", soft_wrap=True, highlight=False)
@@ -211,12 +247,7 @@ def _print_start_banner(stack: Any, endpoint_url: str, environment: dict[str, st
         f"AWS CLI: always add --endpoint-url {endpoint_url} (the AWS CLI v1 ignores AWS_ENDPOINT_URL for SQS), e.g.",
         highlight=False,
     )
-    console.print(
-        f"  aws --endpoint-url {endpoint_url} sqs send-message --queue-url {stack.source_queue_url} "
-        """--message-body '{"order_id":"o-1","customer_id":"c-1","amount":9.5,"currency":"EUR"}'""",
-        soft_wrap=True,
-        highlight=False,
-    )
+    console.print(f"  {_aws_cli_example(stack, endpoint_url)}", soft_wrap=True, highlight=False)
     for logical_id, group in logs.items():
         console.print(f"{logical_id} logs go to CloudWatch Logs {group}", highlight=False)
     console.print("Then: onceflow send · onceflow status · onceflow logs --follow · onceflow trace", highlight=False)
@@ -248,13 +279,20 @@ def start(
             "starter line costs about 0.8 KB of this process's memory, 10,000 about 8 MB.",
         ),
     ] = 10_000,
+    parameter: ParameterOption = None,
+    template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
-    """Start the embedded AWS, deploy template.yaml on it and keep it up (Ctrl-C stops)."""
+    """Start the embedded AWS, deploy the app's template.yaml on it and keep it up (Ctrl-C stops).
+
+    Every template parameter can be set (--parameter KEY=VALUE): a FIFO source, EXPRESS, the
+    subscriber (fed from its own queue, as on AWS), an SNS FIFO topic."""
+    parameters = _parameters(parameter, template)
+    _domain(template)  # a template without a domain is told before anything starts
     problem = _cannot_listen(port)  # before the engine's imports: a taken port is told at once
     if problem:
         _fail(f"--port {port}: cannot listen there ({problem}); is another `onceflow start` running? Pick another port")
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
-    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.engine import EmbeddedAws
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
@@ -264,7 +302,9 @@ def start(
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
     aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget, log_budget=log_budget).start()
     try:
-        stack = deploy(aws.endpoint_url, stack_name=stack_name)
+        stack = deploy(
+            aws.endpoint_url, stack_name=stack_name, parameter_overrides=parameters, template_path=Path(template)
+        )
         # Said where clients read it: `trace` and `status` name the budget beside what it pruned.
         stack.client("stepfunctions").tag_resource(
             resourceArn=stack.state_machine_arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": str(history_budget)}]
@@ -281,10 +321,13 @@ def start(
             done = pipeline.background_round(poll)
             if done.handled:
                 console.print(f"starter handled a batch of {done.handled}")
+            if done.notified:
+                console.print(f"subscriber handled a batch of {done.notified}")
             if done.routed:
                 console.print(f"safety net: {done.routed} execution(s) ended outside the workflow's paths → reconciler")
             logs.publish()
-            time.sleep(0.2)
+            if not (done.handled or done.notified):  # a full queue is read again at once; an idle one waits
+                time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
@@ -311,15 +354,14 @@ def _message_body(path: Path) -> str:
     return body
 
 
-# A str, not a Path: a Path option would import pydantic for typer's coercion (cli_values.py).
-TemplateOption = Annotated[
-    str,
-    typer.Option(
-        "--template",
-        help="The app's template.yaml (its sample body, state machine and functions beside it).",
-    ),
-]
-DEFAULT_TEMPLATE = "template.yaml"
+def _parameters(items: list[str] | None, template: str | Path) -> dict[str, str]:
+    """The overrides, each checked against the template as CloudFormation would; one line on a bad one."""
+    from onceflow.domain.parameters import ParameterError, parse_parameters
+
+    try:
+        return parse_parameters(items, Path(template))
+    except ParameterError as problem:
+        raise typer.BadParameter(str(problem), param_hint="'--parameter'") from None
 
 
 def _domain(template: str) -> Any:
@@ -678,28 +720,46 @@ def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float
 
 @app.command()
 def demo(
-    events: Annotated[int, typer.Option(callback=_at_least(1), help="Unique orders in the stream.")] = 500,
+    events: Annotated[
+        int,
+        typer.Option(
+            callback=_at_least(1), help="Unique events in the stream (the app's sample with fresh event ids)."
+        ),
+    ] = 500,
     duplicates: Annotated[
         float, typer.Option(callback=_duplicate_share, help="Share of messages that are duplicates (0–<1).")
     ] = 0.3,
     poison: Annotated[int, typer.Option(callback=_at_least(0), help="Messages that can never succeed.")] = 6,
-    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Order ids reused with another payload.")] = 3,
+    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Event ids reused with another payload.")] = 3,
     concurrency: Annotated[int, typer.Option(callback=_at_least(1), help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
     mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
     source: Annotated[
-        Source, typer.Option(case_sensitive=False, help="The source queue type (fifo adds R5, order per customer).")
+        Source,
+        typer.Option(
+            case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
+        ),
     ] = Source.STANDARD,
     time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
     out: Annotated[Path, typer.Option(help="Folder for the report, the trace page and the starter log.")] = Path(
         "reports"
     ),
+    parameter: ParameterOption = None,
+    template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
     """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3 (and R5 with --source fifo)."""
+    parameters = _parameters(parameter, template)
+    set_by_options = sorted({"StateMachineType", "SourceQueueType", "DeploySubscriber"} & set(parameters))
+    if set_by_options:
+        raise typer.BadParameter(
+            f"{set_by_options[0]} is the demo's own (--mode, --source; the subscriber is always deployed)",
+            param_hint="'--parameter'",
+        )
+    _domain(template)  # a template without a domain is told before anything starts
     _local_only_environment()  # before moto is imported: it makes botocore sessions at import time
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from onceflow.local.demo import DemoOptions, ModeNotSupported, run_demo, write_trace
+    from onceflow.local.demo import DemoOptions, ModeNotSupported, StreamDoesNotFitDomain, run_demo, write_trace
     from onceflow.local.report import report_as_dict
 
     _quiet_engine_logs()
@@ -714,6 +774,8 @@ def demo(
         time_scale=time_scale,
         mode=mode.value,
         source=source.value.upper(),
+        template=Path(template),
+        parameters=parameters,
     )
     began = time.monotonic()
     with (
@@ -731,6 +793,8 @@ def demo(
             run = run_demo(options, progress=progress, log_stream=log_stream)
         except ModeNotSupported as problem:
             _fail(f"--mode {mode.value}: {problem}")
+        except StreamDoesNotFitDomain as problem:
+            _fail(f"nothing to judge: {problem}")
     seconds = time.monotonic() - began
     print_report(run.report, run.faults.counts, seconds)
     if mode is Mode.EXPRESS:
@@ -881,7 +945,7 @@ def cost(
     except MixError as error:
         console.print(f"[red]--mix: {error}[/red]", soft_wrap=True)
         raise typer.Exit(code=2) from None
-    overrides = dict(item.partition("=")[::2] for item in parameter or [])
+    overrides = _parameters(parameter, template or DEFAULT_TEMPLATE)
     _quiet_engine_logs()
     if revision is not None:
         with template_at_revision(revision) as exported:
@@ -914,7 +978,7 @@ def capacity(
     from onceflow.local.template import TEMPLATE_PATH
 
     logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
-    overrides = dict(item.partition("=")[::2] for item in parameter or [])
+    overrides = _parameters(parameter, template or DEFAULT_TEMPLATE)
     try:
         capacities = capacity_for(template or TEMPLATE_PATH, region, overrides, groups)
     except RegionError as error:

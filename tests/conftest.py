@@ -1,5 +1,5 @@
 """Shared fixtures: one embedded AWS per session, the stack from template.yaml deployed once and
-brought back to just-deployed before each test (onceflow/local/engine/baseline.py): executions
+brought back to just-deployed before each test (onceflow/engine/bookkeeping/baseline.py): executions
 forgotten, tables and queues emptied, what the previous test created deleted. A test or fixture
 that calls `embedded_aws.reset()` wipes it; the next `stack` deploys again.
 
@@ -22,8 +22,8 @@ import pytest
 
 from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environment
 from onceflow.devtools.external_stack import deploy_external
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.local.engine.baseline import Baseline
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine.bookkeeping.baseline import Baseline
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack, deploy

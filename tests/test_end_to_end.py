@@ -23,7 +23,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.core.exceptions import AWSError
 
-from onceflow.local.engine import sync_execution
+from onceflow.engine.stepfunctions.api import sync_execution
 from onceflow.local.faults import Fault, inject, sns_publish_failures, start_execution_failures
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.ops.observe import drain, scan

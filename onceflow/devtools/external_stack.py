@@ -23,7 +23,7 @@ from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.parsing import ResourceMap, clean_json
 
 from onceflow.devtools.endpoints import Endpoints
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.local.stack import (
     DEFAULT_STACK_NAME,
     LocalStack,

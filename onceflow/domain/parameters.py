@@ -68,7 +68,9 @@ def parse_parameters(items: list[str] | None, template_path: Path) -> dict[str, 
     for item in items:
         name, equals, value = item.partition("=")
         if not equals or not name:
-            raise ParameterError(f"{item!r}: give KEY=VALUE, e.g. {next(iter(declared), 'Name')}=value")
+            example = name if name in declared else next(iter(sorted(declared)), "Name")
+            default = (declared.get(example) or {}).get("Default", "value")
+            raise ParameterError(f"{item!r}: give KEY=VALUE, e.g. {example}={default}")
         if name not in declared:
             close = difflib.get_close_matches(name, declared, n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; it has {', '.join(sorted(declared))}"

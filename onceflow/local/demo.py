@@ -18,8 +18,8 @@ from typing import Any
 
 from onceflow.domain import Domain, conflicting_candidates, fresh_bodies, poison_candidates
 from onceflow.domain.bodies import id_prefix
+from onceflow.engine import EmbeddedAws
 from onceflow.local import faults
-from onceflow.local.embedded import EmbeddedAws
 from onceflow.local.event_source import Invoke
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import Expectation, RunReport, build_report, r5_verdict
@@ -49,6 +49,7 @@ class DemoOptions:
     source: str = "STANDARD"  # the template's SourceQueueType: FIFO adds R5
     groups: int = 20  # FIFO: events spread over this many message groups, round robin
     template: Path = TEMPLATE_PATH
+    parameters: dict[str, str] = field(default_factory=dict)  # the template's others (--parameter)
 
     @property
     def fifo(self) -> bool:
@@ -280,7 +281,7 @@ def run_demo(
         aws.reset()
     stack = deploy(
         aws.endpoint_url,
-        parameter_overrides=_mode_parameters(options.mode, options.source),
+        parameter_overrides={**options.parameters, **_mode_parameters(options.mode, options.source)},
         template_path=options.template,
     )
     _check_mode(stack, options.mode)
@@ -350,7 +351,8 @@ def run_demo(
                                 faults.dynamodb_transaction_conflicts(times=4), log, "DynamoDB transaction conflicts"
                             )
                         )
-                    pipeline.send(chunk)
+                    groups = [message_group(domain, body, options.groups) for body in chunk] if options.fifo else None
+                    pipeline.send(chunk, groups=groups)
                     pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
                 # A FIFO queue hands no deleted message over again: that fault is a standard queue's only.
                 handled = [] if options.fifo else pipeline.event_source.acknowledged_records

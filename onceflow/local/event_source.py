@@ -5,11 +5,11 @@ records become visible again when it runs out, scaled by `time_scale` so a local
 wait minutes, or on a given clock of simulated seconds: a benchmark's virtual clock) and partial batch responses (`batchItemFailures`). The queue's redrive policy
 (maxReceiveCount) is applied by the embedded SQS itself on receive, as SQS does. A visibility
 timeout the function set on a record while it was in flight (ChangeMessageVisibility with its
-receipt handle, noted by onceflow/local/engine/sqs_visibility.py) is the one that runs out, as
+receipt handle, noted by onceflow/engine/sqs/visibility.py) is the one that runs out, as
 Lambda leaves a failed record's visibility as it is.
 
 A FIFO source needs nothing more here: the embedded SQS (moto's FIFO queues, with
-onceflow/local/engine/sqs_fifo.py's deduplication window) returns a group's messages in order and
+onceflow/engine/sqs/fifo.py's deduplication window) returns a group's messages in order and
 none of a group while one of its messages is in flight, so however many pollers run, a group has at
 most one batch in flight, as Lambda guarantees; records reported failed become visible again in
 their place at the head of their group, and every message received with them counts a receive, so
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from onceflow.local.engine import sqs_visibility
+from onceflow.engine.sqs import visibility as sqs_visibility
 from onceflow.local.stack import EventSourceSettings
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]

@@ -212,7 +212,7 @@ def start_execution_failures(times: int | None = None, event_id: str | None = No
     from moto.core.exceptions import AWSError
     from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-    from onceflow.local.engine import sync_execution
+    from onceflow.engine.stepfunctions.api import sync_execution
 
     def applies(
         state_machine_arn: str, name: str | None = None, execution_input: str | None = None, *_: Any, **__: Any
@@ -238,7 +238,7 @@ def step_functions_throttling(times: int | None = None, operation: str = "start_
     the endpoint's response, where the engine's StartSyncExecution lives."""
     from moto.stepfunctions.responses import StepFunctionResponse
 
-    from onceflow.local.engine.quotas import ThrottlingException
+    from onceflow.engine.bookkeeping.quotas import ThrottlingException
 
     if operation not in ("start_execution", "start_sync_execution"):
         raise ValueError(f"operation {operation!r}: start_execution or start_sync_execution")

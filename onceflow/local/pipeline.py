@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
-from onceflow.local.embedded import REGION, EmbeddedAws
-from onceflow.local.engine import speedups as engine_speedups
-from onceflow.local.engine.idle_gates import IdleGates
+from onceflow.engine import REGION, EmbeddedAws
+from onceflow.engine import speedups as engine_speedups
+from onceflow.engine.speedups.idle_gates import IdleGates
 from onceflow.local.event_source import Invoke, SqsEventSource
 from onceflow.local.function_runtime import FunctionRuntime, StarterRuntime
 from onceflow.local.safety_net import AsyncInvoker, SafetyNet, ScheduledRuns, StatusEventLoss
@@ -50,6 +50,7 @@ class RoundReport:
 
     handled: int  # records the starter got
     routed: int  # ended executions the safety net sent to the reconciler
+    notified: int = 0  # records the subscribers got (DeploySubscriber=true)
 
 
 @dataclass
@@ -138,13 +139,19 @@ class LocalPipeline:
             self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
 
     def background_round(self, poll: bool = True) -> RoundReport:
-        """One round of a long-running `onceflow start`: a batch from the source queue (`poll`),
-        the safety net's sweep, the reconciler's paced schedule and the notification inbox drained
+        """One round of a long-running `onceflow start`: a batch from the source queue and one from
+        each subscriber's queue (`poll`), the safety net's sweep, the reconciler's paced schedule and the notification inbox drained
         (kept, notifications would grow with every event). A step that would find nothing is left
         out without a request (engine/idle_gates.py)."""
-        handled = 0
+        handled = notified = 0
         if poll and self.gates.may_receive(self.stack.source_queue_url):
             handled = self.event_source.poll_once()
+        if poll:  # each subscriber behind its queue, as Lambda's event source mapping feeds it
+            notified = sum(
+                source.poll_once()
+                for source in self.subscriber_sources.values()
+                if self.gates.may_receive(source.queue_url)
+            )
         routed = 0
         if self.gates.sweep_begins():
             try:
@@ -155,7 +162,7 @@ class LocalPipeline:
         self.run_schedule_if_anything_ended(paced=True)
         if self.gates.may_receive(self.inbox.queue_url):
             self.inbox.discard()
-        return RoundReport(handled, routed)
+        return RoundReport(handled, routed, notified)
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""

@@ -32,8 +32,8 @@ from typing import Any
 
 from moto.events.models import EventPattern
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine.status_events import event_time, status_change_detail, status_change_event
+from onceflow.engine import ACCOUNT_ID, REGION
+from onceflow.engine.events.status_events import event_time, status_change_detail, status_change_event
 from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import TERMINAL

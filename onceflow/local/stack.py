@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 
 from onceflow.domain import Domain, load_domain
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.local.template import TEMPLATE_PATH, EmulatedFunction, LocalPlan, plan_local_stack
 
 DEFAULT_STACK_NAME = "onceflow-local"

@@ -218,6 +218,7 @@ def plan_local_stack(
 ) -> LocalPlan:
     """The plan for this template text and these parameters (cached: translation is the slow part)."""
     parameters = json.dumps(parameter_values or {}, sort_keys=True, default=str)
+    path = path.resolve()  # code and definition paths are absolute, wherever the command was run from
     return _plan(stack_name, region, account_id, parameters, path, path.read_text())
 
 

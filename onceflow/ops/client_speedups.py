@@ -8,7 +8,7 @@
   (onceflow/ops/http_heads.py).
 
 `ONCEFLOW_CLIENT_SPEEDUPS_OFF=name,name` (or `all`) switches them off, as ONCEFLOW_SPEEDUPS_OFF does
-the embedded engine's (onceflow/local/engine/speedups.py).
+the embedded engine's (onceflow/engine/speedups/).
 """
 
 from __future__ import annotations

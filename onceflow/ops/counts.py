@@ -7,7 +7,7 @@ everything: `onceflow status` reads these the same way on AWS and on the local s
   the state machine was created, in one GetMetricData call. AWS delivers them on a best-effort
   basis, a minute or more late (that page, "CloudWatch metrics delivery"), and keeps hourly data
   for 455 days (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html);
-  the embedded engine publishes them as executions start and end (onceflow/local/engine/execution_metrics.py).
+  the embedded engine publishes them as executions start and end (onceflow/engine/cloudwatch/execution_metrics.py).
   Those running now are listed (ListExecutions with the RUNNING filter): exact, and as many as run
   at once, not as many as ever ran.
 - Events: the pending ones are counted in the sparse pending-since index (a COUNT Query per shard,

@@ -10,7 +10,7 @@ line gets the same message, built directly: each header as the email parser stor
 written, the value with its leading blanks and its line end stripped: email's compat32
 `header_source_parse`). Every other head is the email parser's, as before.
 
-Used by the embedded server (onceflow/local/engine/request_headers.py) and by the client commands
+Used by the embedded server (onceflow/engine/speedups/request_headers.py) and by the client commands
 (`install_response_heads`, a switchable speed-up: onceflow/ops/client_speedups.py), for botocore's
 connections only: http.server and anything else in the process keep the standard library's parser.
 """

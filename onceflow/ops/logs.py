@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-# Tags the embedded AWS puts on a log group whose oldest events it dropped (onceflow/local/engine/log_budget.py).
+# Tags the embedded AWS puts on a log group whose oldest events it dropped (onceflow/engine/bookkeeping/log_budget.py).
 LOG_BUDGET_TAG = "onceflow:local-log-budget"
 LOG_DROPPED_TAG = "onceflow:local-log-events-dropped"
 

@@ -1,5 +1,5 @@
 """An app's stack on the embedded AWS, deployed once per set of template parameters and brought back
-to just-deployed before every test (onceflow/local/engine/baseline.py: executions forgotten, tables
+to just-deployed before every test (onceflow/engine/bookkeeping/baseline.py: executions forgotten, tables
 and queues emptied, what a test created dropped), as this repository's own suite does: a deploy costs
 about a second, a restore a few milliseconds.
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.local.engine.baseline import Baseline
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine.bookkeeping.baseline import Baseline
 from onceflow.local.stack import LocalStack, deploy
 
 STACK_NAME = "onceflow-test"

@@ -1,7 +1,7 @@
 """The pytest plugin (entry point `pytest11: onceflow`): a team's tests against its own stack on the
 embedded AWS. Fixtures, each prefixed `onceflow_` (docs/ADOPTING.md has them with examples):
 
-    onceflow_aws         session   the embedded AWS (onceflow.local.embedded.EmbeddedAws), no delays
+    onceflow_aws         session   the embedded AWS (onceflow.engine.EmbeddedAws), no delays
     onceflow_template    session   the app's template.yaml: --onceflow-template, the ini option
                                    `onceflow_template` (relative to the rootdir), or <rootdir>/template.yaml
     onceflow_parameters  function  template parameters for this test: every `onceflow_parameters` marker's
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.engine import EmbeddedAws
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import LocalStack
     from onceflow.testing.driver import PipelineDriver
@@ -92,7 +92,7 @@ def onceflow_aws() -> Iterator[EmbeddedAws]:
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
     import logging
 
-    from onceflow.local.embedded import EmbeddedAws
+    from onceflow.engine import EmbeddedAws
 
     # moto logs every caught task failure with a long repr; the verdicts and histories say what failed.
     logging.getLogger("moto").setLevel(logging.CRITICAL)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import moto.sns.models
 
-from onceflow.local.embedded import free_port
+from onceflow.engine.server import free_port
 from onceflow.local.faults import dynamodb_throttling, sns_publish_failures
 from onceflow.local.stack import render_definition
 

@@ -23,7 +23,7 @@ EMBEDDED_FIXTURE = "embedded_aws"
 _IN_PROCESS_MODULES = {
     "onceflow.local.faults": "injects faults by patching moto in this process",
     "moto": "patches moto in this process",
-    "onceflow.local.embedded": "runs the embedded engine",
+    "onceflow.engine.server": "runs the embedded engine",
     "onceflow.local.pipeline": "runs the local pipeline on the embedded engine",
 }
 _OWN_CODE = "tests"

@@ -34,7 +34,7 @@ class MotoServerError(RuntimeError):
 
 
 def _free_port() -> int:
-    # Not onceflow.local.embedded.free_port: code using that module counts as embedded-only (markers.py).
+    # Not onceflow.engine.server.free_port: code using that module counts as embedded-only (markers.py).
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

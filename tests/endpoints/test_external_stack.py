@@ -16,7 +16,7 @@ import pytest
 
 from onceflow.devtools.endpoints import Endpoints, from_environment
 from onceflow.devtools.external_stack import ExternalDeployment, _Intrinsics, _Unresolved, deploy_external
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.local.stack import LocalStack, deploy, render_definition
 from onceflow.local.template import plan_local_stack
 

@@ -18,7 +18,7 @@ def test_moto_and_the_engine_module_are_found():
     assert "patches moto in this process (moto" in str(_in_process_use(samples.patches_moto_directly, set()))
     assert (
         _in_process_use(samples.starts_an_engine, set())
-        == "runs the embedded engine (onceflow.local.embedded.free_port)"
+        == "runs the embedded engine (onceflow.engine.server.free_port)"
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import boto3
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.ops.executions import ExecutionResult, wait_for
 
 ROLE_ARN = f"arn:aws:iam::{ACCOUNT_ID}:role/conformance"

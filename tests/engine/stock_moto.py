@@ -15,7 +15,7 @@ from moto.server import ThreadedMotoServer
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
 
-from onceflow.local.embedded import DelayClock, free_port
+from onceflow.engine.server import DelayClock, free_port
 
 ENGINE_VARIABLE = "ONCEFLOW_CONFORMANCE_ENGINE"
 

@@ -2,7 +2,7 @@
 
 BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it; every
 test here is named in it (checked below), so the list is the module's table of contents. Where moto
-alone behaves otherwise, the patch that fixes it is in onceflow/local/engine/strict.py.
+alone behaves otherwise, the patch that fixes it is in onceflow/engine/stepfunctions/strict.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.local.mocking import SFN_MOCK_CONFIG
+from onceflow.engine.stepfunctions.mocking import SFN_MOCK_CONFIG
 from onceflow.ops.executions import list_executions, wait_for
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, failed_event, single_state

@@ -3,8 +3,9 @@
 BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it (as in
 test_conformance.py); where a test follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
-against AWS itself), its docstring names the recording. The engine's side is
-onceflow/local/engine/state_machine_api.py, execution_api.py and context_object.py.
+against AWS itself), its docstring names the recording. The engine's side is, under
+onceflow/engine/stepfunctions/: api/state_machines.py, api/executions.py and
+interpreter/context_object.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from onceflow.local.embedded import REGION
+from onceflow.engine import REGION
 from onceflow.ops.executions import wait_for
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, single_state

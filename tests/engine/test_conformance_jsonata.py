@@ -3,8 +3,9 @@
 BEHAVIOURS lists each behaviour with the AWS page it follows and the test that checks it (as in
 test_conformance.py); where a test follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
-against AWS itself), its docstring names the recording. The engine's side is
-onceflow/local/engine/jsonata_query.py, jsonata_states.py and variables.py.
+against AWS itself), its docstring names the recording. The engine's side is, under
+onceflow/engine/stepfunctions/: jsonata/evaluator.py, jsonata/expressions.py and
+interpreter/variables.py.
 """
 
 from __future__ import annotations

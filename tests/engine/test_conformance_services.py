@@ -4,7 +4,7 @@ BEHAVIOURS lists each behaviour with the AWS page it follows and the test that c
 test_conformance.py); where a test follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/**/*.snapshot.json in LocalStack's repository, recorded
 against AWS itself), its docstring names the recording. The engine's side is
-onceflow/local/engine/integration_metadata.py and dynamodb_responses.py.
+onceflow/engine/stepfunctions/integrations/response_metadata.py and onceflow/engine/dynamodb/responses.py.
 """
 
 from __future__ import annotations

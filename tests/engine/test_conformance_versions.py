@@ -4,8 +4,8 @@ BEHAVIOURS lists each behaviour with the AWS page it follows and the test that c
 test_conformance_api.py); a test that follows one of LocalStack's recordings of AWS
 (tests/aws/services/stepfunctions/v2/test_sfn_api_versioning.snapshot.json,
 test_sfn_api_aliasing.snapshot.json in LocalStack's repository, recorded against AWS itself) names the
-recording in its docstring. The engine's side is onceflow/local/engine/versions.py, aliases.py and
-qualified_executions.py.
+recording in its docstring. The engine's side is onceflow/engine/stepfunctions/api/: versions.py,
+aliases.py and qualified_executions.py.
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def test_delete_state_machine_version_refused_while_an_alias_routes_to_it(accoun
 def test_publishing_past_the_version_quota_is_refused(account: Account, monkeypatch: pytest.MonkeyPatch):
     """PublishStateMachineVersion: "You can publish up to 1000 versions for each state machine"; past
     it, ServiceQuotaExceededException (the quota lowered to 3 here, so that the test publishes 4)."""
-    from onceflow.local.engine import versions
+    from onceflow.engine.stepfunctions.api import versions
 
     monkeypatch.setattr(versions, "MAX_VERSIONS", 3)
     arn = _create(account, "many", publish=True)["stateMachineArn"]

@@ -1,7 +1,7 @@
 """Step Functions' execution metrics are in the embedded CloudWatch as AWS publishes them: namespace
 AWS/States, dimension StateMachineArn, ExecutionsStarted / -Succeeded / -Failed (Count, read with
 Sum), https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html
-(onceflow/local/engine/execution_metrics.py). stock moto publishes none."""
+(onceflow/engine/cloudwatch/execution_metrics.py). stock moto publishes none."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from moto.cloudwatch.models import cloudwatch_backends
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.ops.executions import poll_until, wait_for
 from tests.engine.harness import Account
 

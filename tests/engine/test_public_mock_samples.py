@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from onceflow.local.mocking import SFN_MOCK_CONFIG
+from onceflow.engine.stepfunctions.mocking import SFN_MOCK_CONFIG
 from onceflow.ops.executions import ExecutionResult, wait_for
 from tests.engine.harness import ROLE_ARN, Account
 

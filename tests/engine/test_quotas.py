@@ -1,4 +1,4 @@
-"""AWS's throughput quotas on the embedded engine (onceflow/local/engine/quotas.py), off by default.
+"""AWS's throughput quotas on the embedded engine (onceflow/engine/bookkeeping/quotas.py), off by default.
 
 "Step Functions service quotas" (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html):
 StartExecution, StartSyncExecution and state transitions are token buckets (bucket size, refill
@@ -17,8 +17,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from onceflow.devtools.capacity.engine import engine_quotas
-from onceflow.local.embedded import REGION
-from onceflow.local.engine.quotas import (
+from onceflow.engine import REGION
+from onceflow.engine.bookkeeping.quotas import (
     SNS_PUBLISH,
     START_EXECUTION_STANDARD,
     START_SYNC_EXECUTION,

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.local.engine import redrive_execution
-from onceflow.local.engine.retention import Retention
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine.bookkeeping.retention import Retention
+from onceflow.engine.stepfunctions.api import redrive_execution
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.faults import sns_publish_failures
 from onceflow.local.stack import LocalStack
@@ -254,7 +254,7 @@ def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Accou
 def test_a_history_budget_does_not_prune_a_redriven_execution_while_it_runs(
     account: Account, hold: RetryHold, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A long local run prunes finished executions' histories (engine/retention.py); a redriven one
+    """A long local run prunes finished executions' histories (engine/bookkeeping/retention.py); a redriven one
     is running again and must keep its history until it ends again."""
     arn = start_held_at_retry(account, hold)
     account.sfn.stop_execution(executionArn=arn)

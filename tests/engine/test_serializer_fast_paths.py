@@ -16,7 +16,7 @@ import requests
 from moto.core import serialize
 from moto.core.responses import BaseResponse
 
-from onceflow.local.engine import serializer_fast_paths
+from onceflow.engine.speedups import serializer_fast_paths
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import list_executions
 from tests.support import order, run_execution

@@ -1,4 +1,4 @@
-"""One check of moto's version and shape (onceflow/local/engine/shape.py): a moto other than the
+"""One check of moto's version and shape (onceflow/engine/moto_shape.py): a moto other than the
 pinned one, or one whose internals moved, stops the embedded engine before anything is patched."""
 
 from __future__ import annotations
@@ -8,19 +8,32 @@ import importlib
 import moto
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine import shape
-from onceflow.local.engine.shape import ENGINE_MODULES, MotoShapeError, Need, check, declared_needs, need
+from onceflow.engine import EmbeddedAws, moto_shape, registry
+from onceflow.engine.moto_shape import (
+    MotoShapeError,
+    Need,
+    check,
+    declared_needs,
+    declares_needs,
+    engine_modules,
+    need,
+)
 
 
 class _Owner:
     def method(self, env: object, value: object) -> None: ...
 
 
+def _declaring() -> list[str]:
+    return [name for name in engine_modules() if declares_needs(importlib.import_module(name))]
+
+
 def test_every_engine_module_declares_what_it_needs_and_this_moto_has_it():
-    present = [name for name in ENGINE_MODULES if importlib.util.find_spec(name) is not None]
-    assert "onceflow.local.engine.strict" in present and "onceflow.local.mocking.moto_engine" in present
-    for name in present:
+    declaring = _declaring()
+    assert {module.__name__ for module in registry.patch_modules()} <= set(declaring)
+    # Modules that patch moto outside the patch list are found too.
+    assert {"onceflow.engine.server", "onceflow.engine.bookkeeping.baseline"} <= set(declaring)
+    for name in declaring:
         needs = declared_needs(importlib.import_module(name))
         assert needs, f"{name} declares nothing"
         assert [n.missing() for n in needs if n.missing()] == [], name
@@ -44,17 +57,17 @@ def test_a_lost_parameter_is_named():
 
 
 def test_a_patch_module_that_declares_nothing_is_an_error():
-    undeclared = type(importlib)("onceflow.local.engine.undeclared")
+    undeclared = type(importlib)("onceflow.engine.undeclared")
     with pytest.raises(MotoShapeError, match="declares no moto_needs"):
         declared_needs(undeclared)
 
 
 def test_the_engine_check_fails_on_a_module_whose_moto_moved(monkeypatch):
-    from onceflow.local.engine import strict
+    from onceflow.engine.stepfunctions import strict
 
     monkeypatch.setattr(strict, "moto_needs", lambda: [Need(_Owner, "moved_away")])
-    with pytest.raises(MotoShapeError, match=r"re-check onceflow\.local\.engine\.strict"):
-        shape.check_engine()
+    with pytest.raises(MotoShapeError, match=r"re-check onceflow\.engine\.stepfunctions\.strict"):
+        moto_shape.check_engine()
 
 
 def test_devtools_that_patch_moto_use_the_same_check():
@@ -68,11 +81,9 @@ def test_every_module_with_patches_of_its_own_is_checked():
     """A patch whose replacement is defined in onceflow belongs to a module the shape check covers."""
     import threading
 
-    from onceflow.local import engine
-
     defined_in = {
-        getattr(replacement, "__module__", "") for _, _, replacement in engine.patches(request_lock=threading.RLock())
+        getattr(replacement, "__module__", "") for _, _, replacement in registry.patches(request_lock=threading.RLock())
     }
     ours = {name for name in defined_in if name.startswith("onceflow.")}
     assert ours, "the engine applies patches of its own"
-    assert ours <= set(ENGINE_MODULES), f"not in shape.ENGINE_MODULES: {sorted(ours - set(ENGINE_MODULES))}"
+    assert ours <= set(_declaring()), f"declare no moto_needs(): {sorted(ours - set(_declaring()))}"

@@ -4,7 +4,7 @@ AWS: StopExecution ends a running execution with an `ExecutionAborted` event car
 cause (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html;
 LocalStack's AWS-validated recording `tests/aws/services/stepfunctions/v2/test_sfn_api.snapshot.json`,
 `test_stop_execution`: ExecutionStarted, WaitStateEntered, ExecutionAborted). moto's execution
-thread had windows in which a stop lost that (onceflow/local/engine/stop_execution.py); each
+thread had windows in which a stop lost that (onceflow/engine/stepfunctions/api/stop_execution.py); each
 test here holds the thread in one of them, so the race happens every time, not one run in seven.
 """
 
@@ -90,7 +90,7 @@ def test_a_stop_before_the_execution_thread_has_begun_is_in_the_history(
 
 def test_a_stop_right_after_a_redrive_is_in_the_history(account: Account, monkeypatch: pytest.MonkeyPatch):
     """RedriveExecution runs the program again from the failed state on a thread of its own
-    (engine/redrive_execution.py): a stop before that thread begins the program's body ends the
+    (engine/stepfunctions/api/redrive_execution.py): a stop before that thread begins the program's body ends the
     redriven execution ABORTED with ExecutionAborted after ExecutionRedriven, as for a first run
     (https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html: a redriven
     execution is stopped as any running one)."""

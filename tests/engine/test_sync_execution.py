@@ -19,7 +19,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from tests.engine.harness import Account
 
 PASS_THROUGH = {

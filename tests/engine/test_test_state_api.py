@@ -19,7 +19,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from tests.engine.harness import ROLE_ARN, Account
 
 TOPIC_ARN = f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:test-state-topic"
@@ -163,7 +163,8 @@ def test_choice_reports_the_branch_taken(account: Account) -> None:
 
 
 def test_choice_without_a_match_or_default_fails_with_no_choice_matched(account: Account) -> None:
-    """AWS's error-handling page: States.NoChoiceMatched (engine/strict.py; moto raised States.Runtime)."""
+    """AWS's error-handling page: States.NoChoiceMatched (engine/stepfunctions/strict.py; moto raised
+    States.Runtime)."""
     unmatched = test_state(account, CHOICE, input='{"status":"other"}')
     assert (unmatched["status"], unmatched["error"]) == ("FAILED", "States.NoChoiceMatched")
 

@@ -5,7 +5,7 @@ DescribeExecution's `stopDate`: "If the execution ended, the date the execution 
 ListExecutions' items alike
 (https://docs.aws.amazon.com/step-functions/latest/apireference/API_ExecutionListItem.html). moto
 5.2.5 keeps the date but answers it for SUCCEEDED, FAILED and ABORTED only
-(onceflow/local/engine/execution_api.py, timed_out_stop_date). The reconciler reads it (an ended
+(onceflow/engine/stepfunctions/api/executions.py, timed_out_stop_date). The reconciler reads it (an ended
 execution's sweep against its checkpoint); tests/starter/test_guarantee_fifo_redelivery_of_ended.py,
 which orders a group's executions by it, found it missing.
 

@@ -18,9 +18,8 @@ import sys
 from collections import Counter
 from typing import Any
 
+from onceflow.engine import EmbeddedAws, speedups
 from onceflow.local import faults
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine import speedups
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import deploy
 from onceflow.ops.executions import list_executions, wait_for

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from onceflow.cli import app
-from onceflow.local.embedded import free_port
+from onceflow.engine.server import free_port
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import poll_until
 from onceflow.ops.logs import follow, read_lines

@@ -1,4 +1,4 @@
-"""Between tests the stack is brought back to just-deployed (engine/baseline.py), not redeployed."""
+"""Between tests the stack is brought back to just-deployed (engine/bookkeeping/baseline.py), not redeployed."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine.baseline import Baseline
+from onceflow.engine import ACCOUNT_ID, REGION
+from onceflow.engine.bookkeeping.baseline import Baseline
 from tests.support import dead_letters, order, order_rows, run_execution, state_rows
 
 pytestmark = pytest.mark.embedded_only(reason="restores the embedded engine's backends")

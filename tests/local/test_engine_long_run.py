@@ -20,8 +20,8 @@ from moto.sqs import models as sqs_models
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 from moto.utilities.paginator import Paginator
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine import execution_index
+from onceflow.engine import ACCOUNT_ID, REGION
+from onceflow.engine.speedups import execution_index
 from tests.local.test_engine_speedups import _ReadCounting, counting, run_orders
 from tests.support import execution_input, order
 
@@ -294,10 +294,10 @@ def test_a_cancelled_transaction_is_undone_item_by_item_without_copying_the_tabl
 
 def test_a_long_run_prune_forgets_the_notifications_moto_keeps(stack, embedded_aws):
     """moto keeps every notification a topic sent (for tests that read its backend); a long run's
-    history budget (engine/retention.py) drops them with what else it prunes."""
+    history budget (engine/bookkeeping/retention.py) drops them with what else it prunes."""
     from moto.sns.models import sns_backends
 
-    from onceflow.local.engine.retention import Retention
+    from onceflow.engine.bookkeeping.retention import Retention
 
     run_orders(stack, "notified", 2)
     topic = sns_backends[ACCOUNT_ID][REGION].topics[stack.notification_topic_arn]
@@ -410,7 +410,7 @@ def test_a_log_budget_keeps_the_newest_events_of_a_group_and_says_what_it_droppe
     from typer.testing import CliRunner
 
     from onceflow.cli import app
-    from onceflow.local.engine.log_budget import LogBudget
+    from onceflow.engine.bookkeeping.log_budget import LogBudget
     from onceflow.ops.logs import LOG_BUDGET_TAG, LOG_DROPPED_TAG, dropped_note
 
     for owner, name, replacement in LogBudget(4).patches():
@@ -462,11 +462,11 @@ def test_an_execution_never_redriven_keeps_no_redrive_record(stack):
 
 
 def test_a_pruned_execution_keeps_its_input_and_output_as_text(stack, embedded_aws):
-    """A pruned execution (the history budget, engine/retention.py) still answers its input and
+    """A pruned execution (the history budget, engine/bookkeeping/retention.py) still answers its input and
     output (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html),
     byte for byte; it keeps them as compact JSON text instead of moto's parsed values, and no
     `{"included": true}` details per execution (a long run kept all of those per execution)."""
-    from onceflow.local.engine.retention import Retention
+    from onceflow.engine.bookkeeping.retention import Retention
 
     sfn = stack.client("stepfunctions")
     run_orders(stack, "compacted", 3)

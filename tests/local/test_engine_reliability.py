@@ -14,7 +14,7 @@ import pytest
 from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 
 from onceflow.devtools.schedules.hooks import execution_of
-from onceflow.local.embedded import EmbeddedAws, EmbeddedAwsError
+from onceflow.engine import EmbeddedAws, EmbeddedAwsError
 from onceflow.ops.executions import ExecutionResult, wait_for
 from onceflow.ops.observe import scan
 from onceflow.ops.workflow import RECORD as RECORD_STATE

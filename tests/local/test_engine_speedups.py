@@ -30,9 +30,10 @@ from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguagePa
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 from urllib3.util import connection as urllib3_connection
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
-from onceflow.local.engine import direct_transport, idle_gates, request_headers, sdk_shapes, speedups
-from onceflow.local.engine.retention import Retention
+from onceflow.engine import ACCOUNT_ID, REGION, speedups
+from onceflow.engine.bookkeeping.retention import Retention
+from onceflow.engine.speedups import direct_transport, idle_gates, integration_clients, request_headers
+from onceflow.engine.stepfunctions.integrations import sdk_shapes
 from onceflow.local.pipeline import LocalPipeline, RoundReport
 from onceflow.ops import http_heads
 from onceflow.ops.executions import list_executions, wait_for
@@ -106,7 +107,7 @@ def test_executions_started_together_build_one_client_per_service(stack):
     """A burst of StartExecution: every task's first call misses the cache at once. Each building
     its own client (functools.lru_cache lets concurrent misses all run) held 734 of 5,000 executions
     in botocore's model loader and the server at 1.2 GB in benchmarks/trace_status.py's fill."""
-    boto_client_for = importlib.import_module(speedups.INTEGRATION_MODULES[0]).boto_client_for
+    boto_client_for = importlib.import_module(integration_clients.INTEGRATION_MODULES[0]).boto_client_for
     with counting(ClientCreator, "create_client") as calls:
         clients = _at_once(lambda: boto_client_for("eu-west-3", "sqs", None))
     assert calls["create_client"] == 1
@@ -222,7 +223,7 @@ def test_a_backlog_is_not_walked_to_receive_or_delete_a_batch(queue, monkeypatch
     for message in received:
         sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
     assert [m["Body"] for m in received] == [f"m{i}" for i in range(10)]
-    assert messages.read <= 20, messages.read  # the receive's; the deletes read none (engine/sqs_receipts.py)
+    assert messages.read <= 20, messages.read  # the receive's; the deletes read none (engine/sqs/receipts.py)
     remaining = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
     assert remaining["Attributes"]["ApproximateNumberOfMessages"] == "190"
 
@@ -325,7 +326,7 @@ def test_calls_to_the_embedded_endpoint_open_no_connection_and_reach_its_applica
         sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
     assert connections["create_connection"] == 0
     with over_http(embedded_aws), counting(urllib3_connection, "create_connection") as connections:
-        # Over HTTP the client opens a connection, kept for the next request (engine/keep_alive.py);
+        # Over HTTP the client opens a connection, kept for the next request (engine/speedups/keep_alive.py);
         # the direct transport opens none at all.
         for _ in range(2):
             sqs.list_queues()
@@ -403,7 +404,7 @@ def test_an_execution_is_pruned_only_once_moto_has_copied_its_outcome(stack, emb
     execution in that window (or still running) keeps its environment until a later prune."""
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
-    from onceflow.local.engine import retention as retention_module
+    from onceflow.engine.bookkeeping import retention as retention_module
 
     run_orders(stack, "settling", 1)
     backend = stepfunctions_parser_backends[ACCOUNT_ID][REGION]

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack
@@ -104,7 +104,7 @@ def test_a_message_made_visible_again_comes_back_before_the_rest_of_its_group(fi
 
 
 def test_a_resend_within_five_minutes_is_not_delivered_even_after_the_first_was_deleted(fifo_stack):
-    """moto compared only with messages still queued (onceflow/local/engine/sqs_fifo.py)."""
+    """moto compared only with messages still queued (onceflow/engine/sqs/fifo.py)."""
     send(fifo_stack, ("d-1", "D"), dedup="same-id")
     [first] = receive(fifo_stack)
     fifo_stack.client("sqs").delete_message(QueueUrl=fifo_stack.source_queue_url, ReceiptHandle=first["ReceiptHandle"])

@@ -1,8 +1,9 @@
 """The embedded server keeps HTTP/1.1 connections of clients in other processes open
-(onceflow/local/engine/keep_alive.py): one socket carries request after request.
+(onceflow/engine/speedups/keep_alive.py): one socket carries request after request.
 
 Driven with http.client from this process: boto3 here would be handed to the application
-without a socket (direct_transport.py), and a client in another process is what keeps the connection.
+without a socket (onceflow/engine/speedups/direct_transport.py), and a client in another process
+is what keeps the connection.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine import keep_alive
+from onceflow.engine import EmbeddedAws
+from onceflow.engine.speedups import keep_alive
 
 _HEADERS = {
     "Content-Type": "application/x-amz-json-1.0",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from onceflow.local.engine.speedups import NAMES
+from onceflow.engine.speedups import NAMES
 from tests.local.speedup_slice import ORDERS as ORDER_COUNT
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,15 +6,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from onceflow.local.embedded import ACCOUNT_ID, EmbeddedAws
-from onceflow.local.mocking import SFN_MOCK_CONFIG, mocked_integrations
+from onceflow.engine import ACCOUNT_ID, EmbeddedAws
+from onceflow.engine.stepfunctions.mocking import SFN_MOCK_CONFIG, mocked_integrations
 from onceflow.local.stack import LocalStack, client
 from tests.mockconfig.cases import ASL_FILE, MOCK_CONFIG_FILE, mocked_state_machine_name
 
 
 @pytest.fixture(scope="session")
 def mocking_engine(embedded_aws: EmbeddedAws) -> Iterator[EmbeddedAws]:
-    """Mocked integrations on (a no-op once EmbeddedAws.start() applies onceflow.local.mocking.moto_patches())."""
+    """Mocked integrations on (a no-op once EmbeddedAws.start() has applied the same patches,
+    onceflow.engine.stepfunctions.mocking.moto_engine.patches())."""
     with mocked_integrations():
         yield embedded_aws
 

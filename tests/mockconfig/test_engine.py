@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.local.embedded import ACCOUNT_ID
-from onceflow.local.mocking import SFN_MOCK_CONFIG, load_mock_config
+from onceflow.engine import ACCOUNT_ID
+from onceflow.engine.stepfunctions.mocking import SFN_MOCK_CONFIG, load_mock_config
 from onceflow.local.stack import client
 from onceflow.ops.executions import list_executions, wait_for
 from tests.mockconfig.cases import (
@@ -126,7 +126,7 @@ def test_problems_in_other_test_cases_are_warnings_not_refusals(mock_stack, tmp_
     config["MockedResponses"]["NeverUsed"] = {"0": {"Return": {}}, "2": {"Return": {}}}  # a gap: invalid
     Path(os.environ[SFN_MOCK_CONFIG]).write_text(json.dumps(config))
 
-    with caplog.at_level(logging.WARNING, logger="onceflow.local.mocking"):
+    with caplog.at_level(logging.WARNING, logger="onceflow.engine.stepfunctions.mocking"):
         result = run_case(mock_stack, "PublishThrottledTwiceThenSucceeds")
 
     assert result.status == "SUCCEEDED", "the selected test case ran"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from onceflow.local.mocking import (
+from onceflow.engine.stepfunctions.mocking import (
     MockConfigError,
     Return,
     Throw,
@@ -17,7 +17,7 @@ from onceflow.local.mocking import (
     load_test_case,
     validate_mock_config_file,
 )
-from onceflow.local.mocking.__main__ import main
+from onceflow.engine.stepfunctions.mocking.__main__ import main
 
 MACHINE = "pipeline"
 

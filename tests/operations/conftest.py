@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.safety_net import SafetyNet
 from onceflow.local.stack import LocalStack
 from tests.support import RetryHold

@@ -36,7 +36,7 @@ def test_every_ops_module_imports_without_the_local_extra() -> None:
 def test_the_blocker_really_blocks() -> None:
     """The check above can fail: a module of the local stack is refused by the same blocker."""
     result = subprocess.run(
-        [sys.executable, "-c", BLOCK_LOCAL_EXTRA, "onceflow.local.embedded"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", BLOCK_LOCAL_EXTRA, "onceflow.engine.server"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode != 0
     assert "is in the local extra" in result.stderr

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import LocalStack
 from onceflow.ops.counts import CountsUnavailable, EventCounts, ExecutionCounts, execution_counts

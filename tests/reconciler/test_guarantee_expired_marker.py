@@ -11,7 +11,7 @@ background, typically within a few days, and "items that have expired and not be
 still show up in reads, queries, and scans"
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html;
 API_UpdateTimeToLive.html). So `Claims.settled` and the claim's condition must read `expires_at`
-themselves. The embedded TTL deletes only when a test asks (onceflow/local/engine/ttl.py), which
+themselves. The embedded TTL deletes only when a test asks (onceflow/engine/dynamodb/ttl.py), which
 here no test does: the marker is still there, past its expiry, when the reconciler runs with its
 clock 15 days ahead.
 """

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from moto.core.exceptions import AWSError
 
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine import sync_execution
+from onceflow.engine import EmbeddedAws
+from onceflow.engine.stepfunctions.api import sync_execution
 from onceflow.local.faults import inject, sns_publish_failures, sqs_send_failures
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime
 from onceflow.local.stack import LocalStack, deploy

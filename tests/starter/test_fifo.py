@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 from moto.sqs.exceptions import SQSException
 from moto.sqs.responses import SQSResponse
 
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.faults import inject, step_functions_throttling
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from onceflow.devtools.schedules.hooks import STOP_ERROR, ExecutionInterrupts
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.faults import sns_publish_failures, sqs_send_failures
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime

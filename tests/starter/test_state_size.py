@@ -5,7 +5,7 @@ AWS: a state's input (also after Parameters), output or a task's result over 256
 execution with States.DataLimitExceeded, which no Catch handles
 (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html,
 https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html); the embedded
-engine enforces the same limit (onceflow/local/engine/strict.py). The largest state is measured
+engine enforces the same limit (onceflow/engine/stepfunctions/strict.py). The largest state is measured
 here from the execution histories, so a workflow change that adds a copy of the payload fails.
 """
 

@@ -1,7 +1,7 @@
 """After RecordRetentionDays DynamoDB's TTL deletes a sent event's state record; the business row stays
 (it has no TTL) and its key condition keeps the event from being written or published twice.
 
-The expiry is the TTL emulation (onceflow/local/engine/ttl.py) on a clock the test advances, deleting
+The expiry is the TTL emulation (onceflow/engine/dynamodb/ttl.py) on a clock the test advances, deleting
 what DynamoDB would delete, on the table's own TimeToLiveSpecification: not items deleted by hand.
 AWS: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from onceflow.local.engine.ttl import TtlClock
+from onceflow.engine.dynamodb.ttl import TtlClock
 from onceflow.local.faults import sns_publish_failures
 from tests.statemachine.pipeline import (
     CONFLICT_WITH_ORDER,

@@ -9,7 +9,7 @@ parameters and Mark as sent ends the execution.
 
 from __future__ import annotations
 
-from onceflow.local.engine.ttl import TtlClock
+from onceflow.engine.dynamodb.ttl import TtlClock
 from onceflow.ops.executions import ExecutionResult
 from tests.statemachine.pipeline import ALREADY_SENT_PATH, EXPIRED_PATH, NEW_EVENT_PATH, PENDING_PATH, set_status
 from tests.support import order, run_execution

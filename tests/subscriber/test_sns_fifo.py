@@ -2,7 +2,7 @@
 SHA-256(event_id), so SNS drops a duplicate published within 5 minutes; the standard topic's
 definition stays the ASL file's.
 
-The embedded SNS follows AWS here (onceflow/local/engine/sns_fifo.py):
+The embedded SNS follows AWS here (onceflow/engine/sns/fifo.py):
 https://docs.aws.amazon.com/sns/latest/dg/fifo-message-dedup.html (a duplicate within the
 5-minute interval is "accepted successfully but not delivered") and
 https://docs.aws.amazon.com/sns/latest/dg/fifo-message-delivery.html (SQS subscribers only).

@@ -19,8 +19,8 @@ from rich.console import Console
 from onceflow.devtools.trace import collect_executions, write_trace
 from onceflow.devtools.trace.collect import collect
 from onceflow.devtools.trace.progress import collect_with_progress
-from onceflow.local.embedded import EmbeddedAws
-from onceflow.local.engine.retention import Retention
+from onceflow.engine import EmbeddedAws
+from onceflow.engine.bookkeeping.retention import Retention
 from onceflow.local.faults import sns_publish_failures
 from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import HISTORY_BUDGET_TAG, ExecutionResult, stop_running
@@ -202,7 +202,7 @@ def test_page_needs_no_network(run: Run) -> None:
 
 
 def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run, tmp_path: Path) -> None:
-    """Last but one in this module: it prunes the run's two oldest histories for good (engine/retention.py,
+    """Last but one in this module: it prunes the run's two oldest histories for good (engine/bookkeeping/retention.py,
     the budget `onceflow start --history-budget` sets). The pruned keep their dates, status, input
     and error (DescribeExecution); the page counts them in no path, and says how many and why."""
     sfn = run.stack.client("stepfunctions")

@@ -1,4 +1,4 @@
-"""The published quotas (quotas.json) as the embedded engine's token buckets (onceflow/local/engine/quotas.py).
+"""The published quotas (quotas.json) as the embedded engine's token buckets (onceflow/engine/bookkeeping/quotas.py).
 
 `scale` divides every bucket size and refill rate: a benchmark's smaller world, in which each
 simulated second carries 1/scale of AWS's traffic (the bucket's seconds of burst, size over refill,
@@ -7,7 +7,7 @@ stay AWS's)."""
 from __future__ import annotations
 
 from onceflow.devtools.capacity.quotas import load_quotas
-from onceflow.local.engine.quotas import (
+from onceflow.engine.bookkeeping.quotas import (
     SNS_PUBLISH,
     START_EXECUTION_EXPRESS,
     START_EXECUTION_STANDARD,

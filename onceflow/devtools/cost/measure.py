@@ -15,8 +15,8 @@ from typing import Any
 import boto3
 
 from onceflow.devtools.cost.recorder import CALLER_KEYS, EVENT_SOURCE, HARNESS, PRODUCER, STARTER, Call, Recorder
-from onceflow.local.embedded import REGION, EmbeddedAws
-from onceflow.local.engine import sync_execution
+from onceflow.engine import REGION, EmbeddedAws
+from onceflow.engine.stepfunctions.api import sync_execution
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.pipeline import message_group_of

@@ -18,7 +18,7 @@ from onceflow.devtools.cost.paths import PATHS, PathSpec
 from onceflow.devtools.cost.prices import Prices, load_prices
 from onceflow.devtools.cost.recorder import STARTER
 from onceflow.devtools.cost.settings import CostSettings, read_settings
-from onceflow.local.embedded import EmbeddedAws
+from onceflow.engine import EmbeddedAws
 from onceflow.local.template import TEMPLATE_PATH
 
 # What a template needs next to it: its ASL files and the functions' code (CodeUri, DefinitionUri).

@@ -12,7 +12,7 @@ from typing import Any
 
 from samtranslator.intrinsics.resolver import IntrinsicsResolver
 
-from onceflow.local.embedded import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.local.template import LocalPlan, plan_local_stack, translate_with_inline_definitions
 
 

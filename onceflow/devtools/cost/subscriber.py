@@ -30,7 +30,7 @@ from onceflow.devtools.cost.model import GB, Cost
 from onceflow.devtools.cost.prices import Prices, load_prices
 from onceflow.devtools.cost.recorder import CALLER_KEYS, EVENT_SOURCE, HARNESS, SUBSCRIBER, Call, Recorder
 from onceflow.domain.bodies import body, id_prefix
-from onceflow.local.embedded import REGION, EmbeddedAws
+from onceflow.engine import REGION, EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.stack import LocalStack, deploy

@@ -86,8 +86,8 @@ class EffectLog:
 
 
 def moto_needs() -> list[Any]:
-    """What the log wraps in the pinned moto (checked by onceflow.local.engine.shape.check)."""
-    from onceflow.local.engine.shape import need
+    """What the log wraps in the pinned moto (checked by onceflow.engine.moto_shape)."""
+    from onceflow.engine.moto_shape import need
 
     return [
         need(Queue, "add_message", "message"),

@@ -36,7 +36,7 @@ from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 from onceflow.devtools.schedules.model import How
-from onceflow.local.engine.shape import Need, check, need
+from onceflow.engine.moto_shape import Need, check, need
 from onceflow.local.event_source import Invoke
 
 STOP_ERROR = "Onceflow.OperatorStopped"
@@ -183,7 +183,7 @@ def moto_needs() -> list[Need]:
 
 
 def check_moto_shape() -> None:
-    """Fail loudly on a moto these interrupts were not written for (onceflow/local/engine/shape.py)."""
+    """Fail loudly on a moto these interrupts were not written for (onceflow/engine/moto_shape.py)."""
     check(moto_needs(), __name__)
 
 

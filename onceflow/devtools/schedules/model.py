@@ -25,7 +25,7 @@ Steps, in the order a person reads a schedule:
   an operator (`how="stop"`, ABORTED) or runs out of time (`how="timeout"`, TIMED_OUT) there.
 - `Open(fault, times, steps)`: a failure window, open for the next `steps` steps that run the
   pipeline (process, recover, redeliver): `times` calls fail (None: every call, an outage).
-- `Expire(days)`: DynamoDB TTL runs `days` later (onceflow.local.engine.ttl): every item whose
+- `Expire(days)`: DynamoDB TTL runs `days` later (onceflow.engine.dynamodb.ttl): every item whose
   `ttl` has passed by then is deleted, as sent state records are after RecordRetentionDays (35 by
   default: `days` 36). A pending record has no `ttl` and never expires.
 - `Process()`: the event source runs until the source queue is empty and no execution runs.

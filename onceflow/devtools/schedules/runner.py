@@ -16,7 +16,7 @@ were lost stay lost, and `RunOptions.status_events_lost` keeps losing them):
 
 A stack deployed for an earlier schedule on the same endpoint is reused when nothing has reset the
 endpoint since: it is brought back to just-deployed as the test suite does between tests
-(onceflow/local/engine/baseline.py: executions forgotten, items and messages dropped, what the
+(onceflow/engine/bookkeeping/baseline.py: executions forgotten, items and messages dropped, what the
 run created removed), which leaves the same state as a fresh deploy at a fraction of moto
 CloudFormation's cost. A test that swaps `deploy` (a deliberately broken
 pipeline) always gets a fresh one.
@@ -75,11 +75,11 @@ from onceflow.devtools.schedules.subscriber_faults import SubscriberCrashed, Sub
 from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.domain import conflicting_candidates
 from onceflow.domain.bodies import body as domain_body
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
+from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.dynamodb.ttl import TtlClock
 from onceflow.local import stack as stack_module
 from onceflow.local.demo import NOT_REDRIVEN, expectations, poison_kinds, redrive_transient
-from onceflow.local.embedded import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.local.engine.baseline import Baseline
-from onceflow.local.engine.ttl import TtlClock
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.report import RunReport
@@ -545,7 +545,7 @@ def _parameters(mode: str, source: str) -> dict[str, str] | None:
 
 def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD", source: str = "STANDARD") -> LocalStack:
     """An empty stack from template.yaml: the last one brought back to just-deployed
-    (onceflow/local/engine/baseline.py), or a new deploy on a reset endpoint."""
+    (onceflow/engine/bookkeeping/baseline.py), or a new deploy on a reset endpoint."""
     reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
     key = (aws.endpoint_url, mode, source)
     kept = _REUSABLE.pop(key, None)

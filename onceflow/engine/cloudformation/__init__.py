@@ -1,0 +1,1 @@
+"""CloudFormation where moto differs from AWS: the state machines it creates."""

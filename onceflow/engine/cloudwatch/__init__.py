@@ -1,0 +1,1 @@
+"""CloudWatch metrics: what Step Functions publishes there (AWS/States)."""

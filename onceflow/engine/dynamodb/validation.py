@@ -1,0 +1,127 @@
+"""DynamoDB's request validation where moto 5.2.5 skips it, and the name Step Functions gives it.
+
+- table_names: a TableName outside DynamoDB's pattern `[a-zA-Z0-9_.-]+` is refused with
+  ValidationException "1 validation error detected: Value '<name>' at 'tableName' failed to
+  satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+" (moto looked
+  the name up and answered ResourceNotFoundException). A table ARN is a TableName too.
+- required_members: an optimised `dynamodb:*` task whose parameters lack a member the API requires
+  (putItem without Item) fails as DynamoDB answers the call, ValidationException "Value null at
+  'item' failed to satisfy constraint: Member must not be null"; on the embedded engine botocore's
+  client-side check (or a Python error) stood in for it.
+- error_names: a DynamoDB error the API model does not name (ValidationException) reaches the
+  workflow as `DynamoDB.AmazonDynamoDBException`, the SDK's base exception; modeled ones keep their
+  code (`DynamoDB.ResourceNotFoundException`).
+
+AWS's recordings: LocalStack's error_handling/test_task_service_dynamodb.snapshot.json
+(test_invalid_param, test_put_item_invalid_table_name);
+https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html (TableName's
+pattern), https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import botocore.session
+from botocore.exceptions import ClientError
+from moto.core.utils import camelcase_to_underscores
+from moto.dynamodb.exceptions import MockValidationException
+from moto.dynamodb.responses import DynamoHandler
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (
+    StateTaskServiceDynamoDB,
+)
+
+from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.stepfunctions.integrations.sdk_shapes import operation_model
+
+Patch = tuple[Any, str, Any]
+TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]+")
+BASE_EXCEPTION = "AmazonDynamoDBException"
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(DynamoHandler, "call_action"),
+        need(DynamoHandler, "_get_action"),
+        need(StateTaskServiceDynamoDB, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
+        need(StateTaskServiceDynamoDB, "_error_cause_from_client_error", "client_error"),
+    ]
+
+
+def patches() -> list[Patch]:
+    return [*table_names(), *required_members(), *error_names()]
+
+
+def table_names() -> list[Patch]:
+    original = DynamoHandler.call_action
+
+    def call_action(self: DynamoHandler) -> Any:
+        name = (getattr(self, "params", None) or {}).get("TableName")
+        if isinstance(name, str) and not name.startswith("arn:") and not TABLE_NAME.fullmatch(name):
+            message = (
+                f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: "
+                f"Member must satisfy regular expression pattern: {TABLE_NAME.pattern}"
+            )
+
+            def refuse() -> Any:
+                raise MockValidationException(message)
+
+            # moto's call_action looks the action up on the handler and answers its errors as DynamoDB does.
+            setattr(self, camelcase_to_underscores(self._get_action()), refuse)
+        return original(self)
+
+    return [(DynamoHandler, "call_action", call_action)]
+
+
+def _validation_error(message: str, action: str) -> ClientError:
+    return ClientError(
+        {
+            "Error": {"Code": "ValidationException", "Message": message},
+            "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": uuid.uuid4().hex.upper()},
+        },
+        action,
+    )
+
+
+def required_members() -> list[Patch]:
+    original = StateTaskServiceDynamoDB._eval_service_task
+
+    def _eval_service_task(
+        self: StateTaskServiceDynamoDB,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: dict,
+        state_credentials: Any = None,
+    ) -> None:
+        operation = operation_model("dynamodb", self.resource.api_action)
+        if operation is not None and operation.input_shape is not None:
+            missing = [m for m in operation.input_shape.required_members if normalised_parameters.get(m) is None]
+            if missing:
+                problems = [
+                    f"Value null at '{m[0].lower() + m[1:]}' failed to satisfy constraint: Member must not be null"
+                    for m in missing
+                ]
+                count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+                raise _validation_error(f"{count}: {'; '.join(problems)}", operation.name)
+        original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return [(StateTaskServiceDynamoDB, "_eval_service_task", _eval_service_task)]
+
+
+def _modeled_errors() -> set[str]:
+    return {shape.name for shape in botocore.session.get_session().get_service_model("dynamodb").error_shapes}
+
+
+def error_names() -> list[Patch]:
+    original = StateTaskServiceDynamoDB._error_cause_from_client_error
+    modeled = _modeled_errors()
+
+    def _error_cause_from_client_error(client_error: ClientError) -> tuple[str, str]:
+        error, cause = original(client_error)
+        if client_error.response["Error"]["Code"] not in modeled:
+            error = f"DynamoDB.{BASE_EXCEPTION}"
+        return error, cause
+
+    return [(StateTaskServiceDynamoDB, "_error_cause_from_client_error", staticmethod(_error_cause_from_client_error))]

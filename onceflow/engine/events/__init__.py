@@ -1,0 +1,1 @@
+"""EventBridge: what Step Functions sends there (execution status change events), delivered to the rules' targets."""

@@ -1,0 +1,1 @@
+"""CloudWatch Logs: what Step Functions writes there (execution logs)."""

@@ -1,0 +1,1 @@
+"""Secrets Manager where moto differs from AWS: secret names."""

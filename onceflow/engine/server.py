@@ -1,0 +1,307 @@
+"""The embedded AWS: moto in server mode on a loopback port, Step Functions execution on.
+
+Plain boto3 clients, the AWS CLI and the tests talk to it with an endpoint URL. Two things are
+added to moto, both patched in one place here and checked against the pinned moto version:
+
+- every request is handled under one lock, because moto's backends are not thread-safe
+  (concurrent executions corrupt dictionaries, and a cancelled transaction's rollback restores a
+  whole-table snapshot that silently undoes other executions' writes);
+- Retry and Wait delays are scaled by `time_scale` (0 in tests: no real sleeping) and recorded,
+  so tests can assert the backoff that was asked for; so are the SDK's own retry back-offs of the
+  boto3 clients in this process (the functions running in-process retry throttled calls as botocore
+  does on Lambda), recorded apart (`DelayClock.sdk_retry_delays`).
+
+`start()` applies the engine's patches (registry.py lists them in order) and restores them on
+`stop()`. The speed-ups (speedups/) are each switchable with `speedups=`; `history_budget=` bounds
+what moto keeps of finished executions in a long run (bookkeeping/retention.py), `log_budget=` the
+log events it keeps per log group (bookkeeping/log_budget.py), `quotas=` enforces AWS's throughput
+quotas (bookkeeping/quotas.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+from botocore import endpoint as botocore_endpoint
+from moto.moto_server import threaded_moto_server
+from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
+from werkzeug.serving import make_server
+
+from onceflow.engine import moto_shape, registry
+from onceflow.engine import speedups as engine_speedups
+from onceflow.engine.bookkeeping import log_budget as engine_log_budget
+from onceflow.engine.bookkeeping import quotas as engine_quotas
+from onceflow.engine.bookkeeping import retention
+from onceflow.engine.moto_shape import MotoShapeError, Need, need
+from onceflow.engine.speedups import direct_transport, keep_alive, request_headers
+
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"
+
+
+_ABSENT = object()
+
+
+# A moto that does not fit the patches (onceflow/engine/moto_shape.py) is this error.
+EmbeddedAwsError = MotoShapeError
+
+
+def moto_needs() -> list[Need]:
+    """What this module patches or builds on (the engine modules declare their own)."""
+    return [
+        need(threaded_moto_server, "DomainDispatcherApplication"),
+        need(threaded_moto_server, "create_backend_app"),
+        need(threaded_moto_server, "MotoRequestHandler"),
+        need(retrier_decl, "time"),
+        need(botocore_endpoint, "time"),  # Endpoint._send_request sleeps through it between attempts
+        need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
+    ]
+
+
+class _QuietRequestHandler(
+    keep_alive.KeepAliveRequestHandler, threaded_moto_server.MotoRequestHandler, request_headers.PlainHeadRequestHandler
+):
+    """moto's handler on kept connections (engine/speedups/keep_alive.py), plain request heads read without the
+    email parser (engine/speedups/request_headers.py), without a log line per request."""
+
+    def log_request(self, code: Any = "-", size: Any = "-") -> None:
+        pass
+
+
+class _SerializedApp:
+    """WSGI wrapper: one request at a time, body fully produced inside the lock.
+
+    The lock is re-entrant and shared with the in-process service integrations (speedups/), so
+    a request that runs an execution to its end in its own thread can dispatch that execution's
+    tasks without deadlocking on itself.
+    """
+
+    def __init__(
+        self,
+        app: Callable[..., Iterable[bytes]],
+        lock: threading.RLock,
+        after_request: Callable[[], None] | None = None,
+    ):
+        self._app = app
+        self.lock = lock
+        self._after_request = after_request
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        with self.lock:
+            body = list(self._app(environ, start_response))
+            if self._after_request is not None:
+                self._after_request()
+            return body
+
+
+@dataclass
+class DelayClock:
+    """Replaces the sleeps of Retry and Wait: scaled, recorded, interruptible by the engine."""
+
+    time_scale: float = 0.0
+    retry_delays: list[float] = field(default_factory=list)
+    wait_seconds: list[float] = field(default_factory=list)
+    sdk_retry_delays: list[float] = field(default_factory=list)  # botocore's back-offs between attempts
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sleep(self, seconds: float) -> None:  # stands in for time.sleep in moto's retrier
+        self._sleep_recorded(self.retry_delays, seconds)
+
+    def sdk_sleep(self, seconds: float) -> None:  # stands in for time.sleep in botocore's retries
+        self._sleep_recorded(self.sdk_retry_delays, seconds)
+
+    def _sleep_recorded(self, record: list[float], seconds: float) -> None:
+        with self._lock:
+            record.append(seconds)
+        if self.time_scale > 0:
+            time.sleep(seconds * self.time_scale)
+
+    def wait(self, env: Any, seconds: float) -> None:
+        with self._lock:
+            self.wait_seconds.append(seconds)
+        if seconds > 0:
+            # Waiting on the engine's event lets StopExecution interrupt the wait, as moto does.
+            env.program_state_event.wait(seconds * self.time_scale if self.time_scale > 0 else 0)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.retry_delays.clear()
+            self.wait_seconds.clear()
+            self.sdk_retry_delays.clear()
+
+
+class _TimeModule:
+    """What a retrier sees as `time`: only sleep goes through the clock's `sleep_name` method (looked
+    up at each call: a test may replace it on the clock)."""
+
+    def __init__(self, clock: DelayClock, sleep_name: str = "sleep"):
+        self._clock = clock
+        self._sleep_name = sleep_name
+
+    def sleep(self, seconds: float) -> None:
+        getattr(self._clock, self._sleep_name)(seconds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class EmbeddedAws:
+    """A moto server in this process. Use as a context manager or call start()/stop()."""
+
+    def __init__(
+        self,
+        port: int | None = None,
+        time_scale: float = 0.0,
+        speedups: bool | str | Iterable[str] = True,
+        history_budget: int | None = None,
+        quotas: engine_quotas.EngineQuotas | None = None,
+        log_budget: int | None = None,
+    ):
+        """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
+        `history_budget`: keep the histories of at most this many finished executions (oldest are
+        pruned; None keeps all, as tests that read every execution need). See bookkeeping/retention.py.
+        `log_budget`: keep at most this many log events per log group, oldest dropped first (None
+        keeps all). See bookkeeping/log_budget.py.
+        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py."""
+        moto_shape.check_engine()
+        self.port = port or free_port()
+        self.clock = DelayClock(time_scale=time_scale)
+        self.speedups = engine_speedups.resolve(speedups)
+        self.retention = retention.Retention(history_budget) if history_budget is not None else None
+        self.quotas = engine_quotas.QuotaSwitch(quotas)
+        self.log_budget = engine_log_budget.LogBudget(log_budget) if log_budget is not None else None
+        self._request_lock = threading.RLock()
+        self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
+        self._app: _SerializedApp | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._saved_patches: list[tuple[Any, str, Any]] = []
+        self._previous_moto_port: str | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while a request (or an in-process integration call) is handled."""
+        return self._request_lock
+
+    def environment(self) -> dict[str, str]:
+        """What a boto3 client or the AWS CLI needs to talk to this endpoint."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }
+
+    def start(self) -> EmbeddedAws:
+        # Step Functions service integrations call back to localhost:$MOTO_PORT.
+        self._previous_moto_port = os.environ.get("MOTO_PORT")
+        os.environ["MOTO_PORT"] = str(self.port)
+        self._patch(retrier_decl, "time", _TimeModule(self.clock))
+        self._patch(botocore_endpoint, "time", _TimeModule(self.clock, "sdk_sleep"))
+        clock = self.clock
+        self._patch(
+            wait_function.WaitFunction,
+            "_wait_interval",
+            lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
+        )
+        for owner, name, replacement in registry.patches(
+            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas
+        ):
+            self._patch(owner, name, replacement)
+        for owner, name, replacement in self.log_budget.patches() if self.log_budget is not None else []:
+            self._patch(owner, name, replacement)
+        self._app = _SerializedApp(
+            threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app),
+            self._request_lock,
+            after_request=self.retention.after_request if self.retention is not None else None,
+        )
+        self._server = make_server(
+            "127.0.0.1", self.port, self._app, threaded=True, request_handler=_QuietRequestHandler
+        )
+        self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
+        self._thread.start()
+        if engine_speedups.DIRECT_TRANSPORT in self.speedups:
+            direct_transport.serve(self.endpoint_url, self._app)
+        # moto's backends are process-wide: a new endpoint starts from an empty account.
+        self.reset()
+        return self
+
+    def configure(self) -> None:
+        """Turn on Step Functions execution (a reset turns it off again)."""
+        response = requests.post(
+            f"{self.endpoint_url}/moto-api/config",
+            json={"stepfunctions": {"execute_state_machine": True}},
+            timeout=10,
+        )
+        response.raise_for_status()
+
+    def reset(self) -> None:
+        """Forget every resource (stop running executions first) and configure again."""
+        requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
+        self.generation += 1
+        self.configure()
+        self.clock.reset()
+        if self.retention is not None:
+            self.retention.reset()
+
+    def stop(self) -> None:
+        direct_transport.forget(self.endpoint_url)
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            keep_alive.close_kept(self._server)  # kept connections of clients in other processes
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        for owner, name, original in reversed(self._saved_patches):
+            if original is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        self._saved_patches.clear()
+        if self._previous_moto_port is None:
+            os.environ.pop("MOTO_PORT", None)
+        else:
+            os.environ["MOTO_PORT"] = self._previous_moto_port
+        self._server = None
+
+    @contextlib.contextmanager
+    def enforcing(self, quotas: engine_quotas.EngineQuotas) -> Iterator[engine_quotas.EngineQuotas]:
+        """Enforce these quotas while the block runs (the engine started with none or others)."""
+        before, self.quotas.active = self.quotas.active, quotas
+        try:
+            yield quotas
+        finally:
+            self.quotas.active = before
+
+    def _patch(self, owner: Any, name: str, value: Any) -> None:
+        # A class's own attribute is saved as defined (an API moto lacks, such as TestState, is
+        # absent: added here, removed again on stop).
+        original = owner.__dict__.get(name, _ABSENT) if isinstance(owner, type) else getattr(owner, name)
+        self._saved_patches.append((owner, name, original))
+        setattr(owner, name, value)
+
+    def __enter__(self) -> EmbeddedAws:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

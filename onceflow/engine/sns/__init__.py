@@ -1,0 +1,1 @@
+"""SNS where moto differs from AWS: FIFO topics."""

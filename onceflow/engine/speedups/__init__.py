@@ -1,0 +1,143 @@
+"""Speed-ups for moto's Step Functions, DynamoDB and SQS, safe because the embedded AWS handles one
+request at a time (see server.py). Each is switchable on its own (`EmbeddedAws(speedups=...)`) and is
+a module of this package named after it (client_cache and in_process_integrations share
+integration_clients.py; sqs_fast_paths is sqs_fast_paths.py and sqs_counts.py), whose `SPEEDUPS`
+names the switches that turn it on. keep_alive.py is the server's, always on. Where each applies
+among the engine's patches: engine/registry.py.
+
+- parse_cache: parsed definitions are cached. moto re-parses the ASL (ANTLR) for every
+  execution and for every CreateStateMachine (to validate it); evaluation state lives in each execution's Environment, not in the parsed program,
+  so one program serves every execution of a definition.
+- client_cache: service-integration clients are built once per region, service, port and role.
+  moto builds a new boto3 client (~9 ms of CPU) for every task it runs.
+- in_process_integrations: service-integration requests are handed to moto's backends in this
+  process through moto's own BotocoreStubber (the request parsing, dispatch and error mapping
+  `mock_aws` uses) instead of an HTTP round trip back into the embedded server; still one request
+  at a time, under the server's request lock.
+- jsonpath_cache: compiled JSONPath expressions are cached; moto builds a new JSONPath parser
+  (PLY) for every path it evaluates. Compiled expressions hold no state of an evaluation.
+- sqs_fast_paths: moto's ReceiveMessage computes every queue attribute (counting the queued
+  messages three times, reading the clock twice per message) once per received message only to
+  read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per
+  name. Here the retention
+  period is read from the queue, GetQueueAttributes computes the attributes once and counts only
+  the messages in flight or delayed (engine/speedups/sqs_counts.py, applied after engine/sqs/visibility.py),
+  and ReceiveMessage reads the queue only as far as its batch (with a backlog, both walked every
+  queued message: issue 21). DeleteMessage and ChangeMessageVisibility find their message through
+  a receipt-handle index whatever is switched (engine/sqs/receipts.py, which keeps nothing of
+  deleted messages).
+- dispatch_cache: moto's server lists its own package directory (a stat per entry, ~200) on every
+  request to find the backend for the Host header, then matches the host against every backend's
+  URL patterns (hundreds of regular expressions, twice a request), and every response class lists
+  its methods (inspect.getmembers) on every request to find the action's; all are read once here.
+- item_rollback: TransactWriteItems rolls back only the items it touched; moto deep-copies whole
+  tables before every transaction, a cost that grows with table size (400 ms at 20,000 items).
+- execution_index: executions found by ARN and name through an index instead of a walk of every
+  execution, ListExecutions without re-sorting them all for each page, and its statusFilter
+  reading only the executions that may still change status (ended ones are kept in a list per
+  status), and a nextToken's execution found in the listing by identity instead of moto's test of
+  every execution before it (paging through k executions cost k squared: the safety net's sweep
+  after a busy spell, `trace`) (execution_index.py): without it the cost of an event grows with
+  the number of executions before it (issue 21).
+- index_query: a Query of a global secondary index reads the items that carry its partition key
+  value, not every item of the table sorted (index_query.py): the reconciler's query of the
+  sparse pending index cost more with every event ever recorded (issue 21).
+- direct_transport: boto3 calls from this process to the embedded endpoint are handed to its WSGI
+  application without a socket (direct_transport.py): the same application, lock and response,
+  without a TCP connection and a server thread per call.
+- serializer_fast_paths: moto's response serializer builds five alias providers for every member
+  of every structure it writes, present or not (a history event has about 60), and parses every
+  ISO timestamp with dateutil; here the keys are computed once per shape and exact ISO strings
+  read with datetime.fromisoformat (serializer_fast_paths.py): GetExecutionHistory went from
+  about 28 to 10 ms, ListExecutions and DescribeExecution to a fraction of a ms per execution;
+  aware datetimes written as epoch seconds with integer arithmetic, and JSON bodies spared moto's
+  XML request-id substitution (a ListExecutions page of 400: 1.17x cheaper, client included).
+- idle_gates: `onceflow start`'s background round (the source queue's receive, the safety net's
+  sweep, the notification inbox's drain, every 0.2 s) leaves out a receive from a queue that holds
+  no message and a sweep when no execution was created or changed status since the last one
+  began (idle_gates.py): an idle round made three requests, a third of the server's time while
+  `trace` read executions from another process.
+- backend_lookup: every `backends[account]` in moto (several per request, more per execution step)
+  takes moto's global backend lock, lists the dict's keys and compares the dict with every
+  registered BackendDict through a Python `__eq__`, only to find both already there; here an
+  account already present in a dict that is registered (by identity) is answered at once, anything
+  else goes through moto's own code.
+- request_headers: a plain HTTP/1.1 request head (every boto3 call from another process) is read
+  without the email parser http.server hands every header block to (request_headers.py), into the
+  same message.
+- json_lane: a signed JSON-protocol request (X-Amz-Target, POST /) reaches the service's moto
+  response class without Flask's contexts, routing and hooks, with the same status, headers and
+  body (json_lane.py): about a quarter of the server's CPU for a read such as DescribeExecution.
+
+`ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
+asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+OFF_VARIABLE = "ONCEFLOW_SPEEDUPS_OFF"
+
+PARSE_CACHE = "parse_cache"
+CLIENT_CACHE = "client_cache"
+IN_PROCESS_INTEGRATIONS = "in_process_integrations"
+JSONPATH_CACHE = "jsonpath_cache"
+SQS_FAST_PATHS = "sqs_fast_paths"
+DISPATCH_CACHE = "dispatch_cache"
+ITEM_ROLLBACK = "item_rollback"
+DIRECT_TRANSPORT = "direct_transport"
+EXECUTION_INDEX = "execution_index"
+INDEX_QUERY = "index_query"
+SERIALIZER_FAST_PATHS = "serializer_fast_paths"
+IDLE_GATES = "idle_gates"
+REQUEST_HEADERS = "request_headers"
+BACKEND_LOOKUP = "backend_lookup"
+JSON_LANE = "json_lane"
+NAMES = (
+    PARSE_CACHE,
+    CLIENT_CACHE,
+    IN_PROCESS_INTEGRATIONS,
+    JSONPATH_CACHE,
+    SQS_FAST_PATHS,
+    DISPATCH_CACHE,
+    ITEM_ROLLBACK,
+    DIRECT_TRANSPORT,
+    EXECUTION_INDEX,
+    INDEX_QUERY,
+    SERIALIZER_FAST_PATHS,
+    IDLE_GATES,
+    REQUEST_HEADERS,
+    BACKEND_LOOKUP,
+    JSON_LANE,
+)
+
+
+class SpeedupError(ValueError):
+    pass
+
+
+def resolve(speedups: bool | str | Iterable[str] = True) -> frozenset[str]:
+    """The set of speed-ups to apply: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, 'all', 'none',
+    'a,b', or names."""
+    if speedups is True:
+        off = os.environ.get(OFF_VARIABLE, "")
+        return frozenset(NAMES) - (frozenset(NAMES) if off.strip() == "all" else _names(off))
+    if speedups is False:
+        return frozenset()
+    if isinstance(speedups, str):
+        if speedups.strip() == "all":
+            return frozenset(NAMES)
+        if speedups.strip() == "none":
+            return frozenset()
+        return _names(speedups)
+    return _names(",".join(speedups))
+
+
+def _names(text: str) -> frozenset[str]:
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = names - set(NAMES)
+    if unknown:
+        raise SpeedupError(f"unknown speed-up(s) {sorted(unknown)}; known: {', '.join(NAMES)}")
+    return names

@@ -1,0 +1,105 @@
+"""The `idle_gates` speed-up: a long-running `onceflow start` asks the engine, without a request,
+whether its background round has anything to look at.
+
+Every 0.2 s `onceflow start` receives from the source queue, sweeps the executions for the safety
+net (a ListExecutions page and a DescribeExecution per ended one) and drains the notification
+inbox: three requests through moto's whole dispatch even when nothing happened, about a third of
+the server's GIL time while a client in another process read executions (`onceflow trace`, issue
+21), competing with it. Two facts of the engine say when a step would find nothing:
+
+- a queue that holds no message at all (visible, in flight or delayed) answers ReceiveMessage with
+  none: the receive is left out (a queue that holds any message is received from, as before);
+- the safety net's sweep reads the executions' statuses and dates, which change only when an
+  execution is created or its status is set (moto's `Execution.exec_status`, set at its start, its
+  end, a stop, a redrive): a count of those settings (`execution_changes`) that has not moved
+  since the last sweep began means that sweep would list what the last one listed and report
+  nothing new. The sweep's guarantees are its own (onceflow/local/safety_net.py): it still runs
+  after every change, with the same horizon and the same report.
+
+Either read is conservative: a queue or count the engine cannot find says "look".
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+from urllib.parse import urlsplit
+
+from moto.sqs.models import Queue, sqs_backends
+from moto.stepfunctions.parser.backend import execution as parser_execution
+
+from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import IDLE_GATES
+
+Patch = tuple[Any, str, Any]
+SPEEDUPS = (IDLE_GATES,)
+_CHANGES = itertools.count(1)
+_LAST = [0]  # the latest value drawn from _CHANGES (itertools.count is atomic under the GIL)
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(parser_execution.Execution, "__init__"),  # sets exec_status (None) on every new execution
+        need(Queue, "__init__"),  # keeps its messages, of every state, in `_messages`
+        need(sqs_backends, "get"),  # account -> region -> backend, whose `queues` are by name
+    ]
+
+
+class _CountedStatus:
+    """`Execution.exec_status`, kept in the instance's dict as before; each setting is counted."""
+
+    def __get__(self, execution: Any, owner: type | None = None) -> Any:
+        if execution is None:
+            return self
+        return execution.__dict__.get("exec_status")
+
+    def __set__(self, execution: Any, value: Any) -> None:
+        execution.__dict__["exec_status"] = value
+        _LAST[0] = next(_CHANGES)
+
+
+def patches() -> list[Patch]:
+    return [(parser_execution.Execution, "exec_status", _CountedStatus())]
+
+
+def execution_changes() -> int:
+    """How many times an execution's status was set (creation included) since the engine loaded."""
+    return _LAST[0]
+
+
+def queue_is_empty(queue_url: str, region: str) -> bool:
+    """The engine's queue at `queue_url` (`.../<account>/<name>`, in `region`) holds no message at
+    all; False when it cannot be found."""
+    path = urlsplit(queue_url).path.strip("/").split("/")
+    if len(path) != 2:
+        return False
+    account, name = path
+    backends = sqs_backends.get(account)
+    backend = backends.get(region) if backends is not None else None
+    queue = backend.queues.get(name) if backend is not None else None
+    return queue is not None and not queue._messages
+
+
+class IdleGates:
+    """What the background round asks before each step; with `enabled` False every answer is
+    "look" (the idle_gates speed-up switched off)."""
+
+    def __init__(self, enabled: bool, region: str):
+        self.enabled = enabled
+        self.region = region
+        self._swept_at: int | None = None  # execution_changes() when the last sweep began
+
+    def may_receive(self, queue_url: str) -> bool:
+        return not (self.enabled and queue_is_empty(queue_url, self.region))
+
+    def sweep_begins(self) -> bool:
+        """True: sweep now (something changed since the last sweep began, or gates are off)."""
+        changes = execution_changes()
+        if self.enabled and changes == self._swept_at:
+            return False
+        self._swept_at = changes
+        return True
+
+    def sweep_failed(self) -> None:
+        """The sweep that began raised: the next round sweeps again."""
+        self._swept_at = None

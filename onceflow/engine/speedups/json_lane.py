@@ -1,0 +1,128 @@
+"""The `json_lane` speed-up: a JSON-protocol request reaches moto's response class without Flask.
+
+moto's server hands every request to a Flask application per service, whose one view for `/`
+(`convert_to_flask_response`) calls the service's `dispatch` with the request; around it Flask pushes
+a request and an application context, looks the view up in its URL map, runs flask_cors's
+`after_request` and pops the contexts: about a quarter of the server's CPU for a DescribeExecution
+from another process (`trace` makes one per execution whose history is gone). Here a request that
+Flask would hand to that view does the view's own steps (moto's request class, its recorder, the
+ClientError answer, Flask's response class) and gets the one header flask_cors adds to a request
+without `Origin` (`Access-Control-Allow-Origin: *`): the same status, headers and body.
+
+The lane takes only what it can answer so: a signed (SigV4) POST to `/` naming an `X-Amz-Target`,
+without `Origin` or any other header flask_cors reads, for a service whose application routes `/` to
+moto's view and registers nothing but flask_cors's `after_request`. Anything else, and any request
+when switched off, goes through moto's DomainDispatcherApplication and Flask as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import ClientError
+from flask import Flask, Response
+from moto.core.request import Request
+from moto.core.utils import convert_to_flask_response
+from moto.moto_api import recorder
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from werkzeug.exceptions import HTTPException
+
+from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import JSON_LANE
+
+Patch = tuple[Any, str, Any]
+SPEEDUPS = (JSON_LANE,)
+CORS_HEADER = ("Access-Control-Allow-Origin", "*")  # flask_cors's answer to a request without Origin
+_CORS_REQUEST_HEADERS = ("HTTP_ORIGIN", "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK")
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(DomainDispatcherApplication, "__call__", "environ", "start_response"),
+        need(DomainDispatcherApplication, "get_application", "environ"),
+        need(convert_to_flask_response, "__call__"),
+        need(convert_to_flask_response, "__init__", "callback"),
+        need(Request, "raw_url"),
+        need(Request, "from_wsgi_server"),
+        need(recorder, "_record_request"),
+    ]
+
+
+class LaneRequest(Request):
+    """moto's request, as its server's Flask request class (BackendRequest) marks it."""
+
+    from_wsgi_server = True
+
+
+def patches() -> list[Patch]:
+    moto_call = DomainDispatcherApplication.__call__
+    # id(app) -> (the app, kept so that its id is not reused; its service's dispatch, or None)
+    views: dict[int, tuple[Flask, Callable[..., Any] | None]] = {}
+
+    def dispatch_with_lane(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
+        if not takes(environ):
+            return moto_call(self, environ, start_response)
+        app = self.get_application(environ)
+        known = views.get(id(app))
+        if known is None or known[0] is not app:
+            known = views[id(app)] = (app, dispatch_of(app))
+        dispatch = known[1]
+        if dispatch is None:
+            return app(environ, start_response)
+        return answer(dispatch, environ)(environ, start_response)
+
+    dispatch_with_lane.moto_call = moto_call  # type: ignore[attr-defined]  # the tests compare both
+    return [(DomainDispatcherApplication, "__call__", dispatch_with_lane)]
+
+
+def takes(environ: dict[str, Any]) -> bool:
+    return (
+        environ.get("REQUEST_METHOD") == "POST"
+        and environ.get("PATH_INFO") == "/"
+        and not environ.get("QUERY_STRING")
+        and "HTTP_X_AMZ_TARGET" in environ
+        and str(environ.get("HTTP_AUTHORIZATION", "")).startswith("AWS4-HMAC-SHA256 ")
+        and not any(name in environ for name in _CORS_REQUEST_HEADERS)
+    )
+
+
+def dispatch_of(app: Flask) -> Callable[..., Any] | None:
+    """The callback moto's view for `POST /` calls, when that view is all Flask would run."""
+    try:
+        endpoint, arguments = app.url_map.bind("localhost").match("/", method="POST")
+    except Exception:  # werkzeug's routing answers a miss with an HTTP exception
+        return None
+    view = app.view_functions.get(endpoint)
+    after = app.after_request_funcs
+    if (
+        arguments
+        or not isinstance(view, convert_to_flask_response)
+        or set(after) != {None}
+        or [f.__qualname__ for f in after[None]] != ["make_after_request_function.<locals>.cors_after_request"]
+        or any(
+            app_hooks
+            for app_hooks in (app.before_request_funcs, app.teardown_request_funcs, app.url_value_preprocessors)
+        )
+    ):
+        return None
+    return view.callback
+
+
+def answer(dispatch: Callable[..., Any], environ: dict[str, Any]) -> Response:
+    """What convert_to_flask_response returns for this request, or Flask for the HTTP exception it
+    raises (moto's service errors are werkzeug HTTPExceptions), with flask_cors's header."""
+    request = LaneRequest(environ)
+    try:
+        try:
+            recorder._record_request(request)
+            result = dispatch(request, request.raw_url, dict(request.headers))
+        except ClientError as exc:
+            result = 400, {}, exc.response["Error"]["Message"]
+    except HTTPException as error:  # Flask's make_response of an exception: the WSGI answer it makes
+        response = Response.force_type(error, environ)  # type: ignore[arg-type]
+    else:
+        status, headers, content = result if len(result) == 3 else (200, {}, result)
+        response = Response(response=content, status=status, headers=headers)
+    response.headers.add(*CORS_HEADER)
+    return response

@@ -1,0 +1,151 @@
+"""The `serializer_fast_paths` speed-up: three costs of moto's response path, paid per value.
+
+- Member keys. moto finds each structure member's value through its alias providers, built
+  afresh for every member of every structure it writes (five provider objects and a generator
+  per member, present or not); a Step Functions history event's shape has about 60 members (one
+  per kind of event details). For a plain dict value the keys the providers propose depend only
+  on the member's shape, its parent structure and the member name (the providers read the
+  object's class name and `Meta`, and a dict has no `Meta`), so they are computed once per
+  structure shape here, and the dict's members are looked up in the order moto would.
+- Timestamps. moto's Step Functions keeps event timestamps as ISO 8601 strings, and the
+  serializer parses each with dateutil (about 0.2 ms); a string of the exact form
+  `YYYY-MM-DDTHH:MM:SS[.ffffff](Z|+HH:MM)` is parsed with `datetime.fromisoformat` here instead,
+  which reads it to the same instant; an aware `datetime` written as epoch seconds (JSON
+  protocols: ListExecutions' start and stop dates, thousands to a page) is converted with integer
+  arithmetic instead of dateutil's `astimezone(tzutc())` and `timetuple()`; any other value takes
+  moto's path.
+- Request ids. moto runs a regular expression over every response body to put the request id
+  into an XML `<RequestId>` element; a body without that element (every JSON response) is left as
+  it is, which is what the substitution does to it, without reading it through.
+
+Together: GetExecutionHistory of a 17-event history went from about 28 to about 10 ms of CPU
+(client included), DescribeExecution and ListExecutions from milliseconds per execution to a
+fraction. Anything that is not a plain dict, and any response with transformers on its key
+paths, takes moto's own path; the bytes written are the same
+(tests/engine/test_serializer_fast_paths.py compares them with the speed-up off).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.model import Shape, StructureShape
+from moto.core import serialize
+from moto.core.responses import BaseResponse
+
+from onceflow.engine.speedups import SERIALIZER_FAST_PATHS
+
+Patch = tuple[Any, str, Any]
+SPEEDUPS = (SERIALIZER_FAST_PATHS,)
+
+_ORIGINAL_STRUCTURE = serialize.ResponseSerializer._serialize_type_structure
+_ORIGINAL_TIMESTAMP = serialize.TimestampSerializer._convert_timestamp_to_str
+_ORIGINAL_ENRICH = BaseResponse._enrich_response
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ISO_8601 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)")
+Member = tuple[str, Shape, tuple[str, ...]]  # member key, its shape, the keys to try in moto's order
+
+
+@dataclass(frozen=True)
+class _Members:
+    shape: StructureShape
+    members: list[Member]
+    by_key: dict[str, list[int]]  # a key a member may be found under -> those members' positions
+
+
+def moto_needs() -> list[Any]:
+    """What this speed-up replaces or reads in the pinned moto (checked by engine/moto_shape.py)."""
+    from onceflow.engine.moto_shape import need
+
+    return [
+        need(serialize.ResponseSerializer, "_serialize_type_structure", "serialized", "value", "shape", "key"),
+        need(serialize.ResponseSerializer, "_serialize", "serialized", "value", "shape", "key"),
+        need(serialize.ResponseSerializer, "_default_serialize", "serialized", "value", "shape", "key"),
+        need(serialize.ResponseSerializer, "MAP_TYPE"),
+        need(serialize.XFormedAttributePicker, "get_possible_keys", "context"),
+        need(serialize, "AttributePickerContext"),
+        need(serialize.TimestampSerializer, "_convert_timestamp_to_str", "value", "timestamp_format"),
+        need(serialize, "MISSING"),
+        need(serialize.TimestampSerializer, "_timestamp_unixtimestamp", "value"),
+        need(BaseResponse, "_enrich_response", "headers", "body"),
+    ]
+
+
+_CACHE: dict[int, _Members] = {}  # by id(structure shape); each entry holds its shape, so the id stays its own
+
+
+def _members(shape: StructureShape) -> _Members:
+    cached = _CACHE.get(id(shape))
+    if cached is not None and cached.shape is shape:
+        return cached
+    picker = serialize.XFormedAttributePicker(response_transformers={})
+    members: list[Member] = []
+    by_key: dict[str, list[int]] = {}
+    for position, (member_key, member_shape) in enumerate(shape.members.items()):
+        member_shape.parent = shape  # type: ignore[attr-defined]  # what moto sets before it looks a member up
+        context = serialize.AttributePickerContext(obj={}, key=member_key, shape=member_shape)
+        keys = tuple(picker.get_possible_keys(context))
+        members.append((member_key, member_shape, keys))
+        for possible in set(keys):
+            by_key.setdefault(possible, []).append(position)
+    _CACHE[id(shape)] = cached = _Members(shape, members, by_key)
+    return cached
+
+
+def _serialize_type_structure(self: Any, serialized: Any, value: Any, shape: StructureShape, key: str) -> None:
+    picker = getattr(self, "_value_picker", None)
+    if (
+        type(value) is not dict
+        or type(picker) is not serialize.XFormedAttributePicker
+        or picker.response_transformers
+        or getattr(shape, "is_document_type", False)
+    ):
+        _ORIGINAL_STRUCTURE(self, serialized, value, shape, key)
+        return
+    wrapper = self.MAP_TYPE() if key else serialized
+    missing = serialize.MISSING
+    known = _members(shape)
+    # Only members that may be found under one of the dict's keys, in the shape's order.
+    positions = sorted({p for k in value if k in known.by_key for p in known.by_key[k]})
+    for position in positions:
+        member_key, member_shape, keys = known.members[position]
+        for possible in keys:
+            member_value = value.get(possible, missing)
+            if member_value is not missing:
+                break
+        else:
+            continue
+        if member_value is not None:
+            member_shape.parent = shape  # type: ignore[attr-defined]
+            self._serialize(wrapper, member_value, member_shape, member_key)
+    if key:
+        self._default_serialize(serialized, wrapper, shape, key)
+
+
+def _convert_timestamp_to_str(self: Any, value: Any, timestamp_format: str) -> Any:
+    if type(value) is datetime and value.tzinfo is not None and timestamp_format.lower() == "unixtimestamp":
+        since = value - _EPOCH  # exact: days, seconds and microseconds of UTC
+        seconds = since.days * 86_400 + since.seconds
+        # moto's: whole seconds, plus milliseconds (truncated) when there is a fraction
+        return seconds + (since.microseconds // 1000) / 1000.0 if since.microseconds else seconds
+    if type(value) is str and _ISO_8601.fullmatch(value):
+        return getattr(self, f"_timestamp_{timestamp_format.lower()}")(datetime.fromisoformat(value))
+    return _ORIGINAL_TIMESTAMP(self, value, timestamp_format)
+
+
+def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
+    if isinstance(body, str) and "<RequestId>" not in body:
+        headers, _ = _ORIGINAL_ENRICH(headers, "")  # the headers' part (status, request id) as moto does it
+        return headers, body
+    return _ORIGINAL_ENRICH(headers, body)
+
+
+def patches() -> list[Patch]:
+    return [
+        (serialize.ResponseSerializer, "_serialize_type_structure", _serialize_type_structure),
+        (serialize.TimestampSerializer, "_convert_timestamp_to_str", _convert_timestamp_to_str),
+        (BaseResponse, "_enrich_response", staticmethod(_enrich_response)),
+    ]

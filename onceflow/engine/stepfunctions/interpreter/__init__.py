@@ -1,0 +1,1 @@
+"""Running a workflow: the context object, the history events an execution records, ASL literals."""

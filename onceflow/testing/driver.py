@@ -214,6 +214,7 @@ class PipelineDriver:
     def assert_guarantees(self, *names: str) -> RunReport:
         """The report, after checking that each of `names` (all of the report's when none) passed;
         GuaranteeFailed names each one that did not, with its evidence and problems."""
+        __tracebackhide__ = True  # pytest shows the test's line and the verdicts, not this method
         report = self.report()
         chosen = [v for v in report.verdicts if not names or any(v.name.startswith(n) for n in names)]
         missing = [n for n in names if not any(v.name.startswith(n) for v in report.verdicts)]

@@ -72,6 +72,7 @@ PATCH_ORDER = (
     "stepfunctions.interpreter.context_object",
     "stepfunctions.interpreter.execution_input_text",
     "stepfunctions.interpreter.map_run_events",
+    "stepfunctions.interpreter.parallel_aborts",
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)
     "stepfunctions.api.versions",

@@ -4,7 +4,8 @@ When a branch of a Parallel fails, AWS writes `TaskStateAborted` for each Task s
 that had not exited: the Task whose failure failed the branch (after its TaskFailed, linked to it)
 and a Task another branch is still waiting in (a `.waitForTaskToken` callback, a `.sync` job).
 `ParallelStateFailed` stays linked to the failure, not to the abort, and nothing an aborted Task
-does afterwards (its service call returning) is written to the history. A branch that failed without
+does afterwards (its service call returning) is written to the history; a Task waiting for its
+callback stops waiting. A branch that failed without
 an error name or cause (SendTaskFailure with neither) reaches the Parallel's Catch as
 `{"Error": null, "Cause": null}`, as a Task's own Catch sees it, not as empty strings.
 
@@ -60,7 +61,8 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     def stop(self: BranchWorker, stop_date: Any, cause: str | None, error: str | None) -> None:
         env = self.env
         if env is not None and env.__dict__.pop(OPEN_TASK, False):
-            contexts = list(_contexts(env))  # the branch's, and its running Task's frames'
+            envs = list(_frames(env))  # the branch's, and its running Task's frames
+            contexts = [frame.event_history_context for frame in envs]
             env.event_manager.add_event(  # linked to the branch's last event, the Parallel's link left as it is
                 context=EventHistoryContext(previous_event_id=max(c.last_published_event_id for c in contexts)),
                 event_type=HistoryEventType.TaskStateAborted,
@@ -68,6 +70,11 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
             )
             for context in contexts:
                 setattr(context, CLOSED, True)
+            for frame in envs:  # a Task waiting for its callback stops waiting
+                token = frame.states.context_object.context_object_data.get("Task", {}).get("Token")
+                endpoint = env.callback_pool_manager.get(token) if token else None
+                if endpoint is not None:
+                    endpoint.interrupt_all()
         original_stop(self, stop_date=stop_date, cause=cause, error=error)
 
     def add_event(self: EventManager, context: Any, *args: Any, **kwargs: Any) -> int:
@@ -92,8 +99,8 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     ]
 
 
-def _contexts(env: Any) -> Iterator[EventHistoryContext]:
-    """The history contexts of an environment and of the frames open in it (a Task runs in one)."""
-    yield env.event_history_context
+def _frames(env: Any) -> Iterator[Any]:
+    """An environment and the frames open in it (a Task runs in one), theirs too."""
+    yield env
     for frame in list(getattr(env, "_frames", ())):
-        yield from _contexts(frame)
+        yield from _frames(frame)

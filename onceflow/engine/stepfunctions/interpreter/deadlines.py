@@ -286,11 +286,11 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
             forked.entered = forked.at  # its own frames begin where it began (a Map's workers)
         return frame
 
-    def open_frame(self: Environment, event_history_context: Any = None) -> Any:
-        return _forked(self, original_open(self, event_history_context=event_history_context))
+    def forking(original_open_any: Any) -> Any:
+        def opened(self: Environment, event_history_context: Any = None) -> Any:
+            return _forked(self, original_open_any(self, event_history_context=event_history_context))
 
-    def open_inner_frame(self: Environment, event_history_context: Any = None) -> Any:
-        return _forked(self, original_open_inner(self, event_history_context=event_history_context))
+        return opened
 
     def close_frame(self: Environment, frame: Any) -> None:
         original_close(self, frame)
@@ -339,8 +339,8 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
         (Program, "eval", eval_program),
         (CommonStateField, "eval", eval_state),
         (WaitFunction, "_wait_interval", wait_interval),
-        (Environment, "open_frame", open_frame),
-        (Environment, "open_inner_frame", open_inner_frame),
+        (Environment, "open_frame", forking(original_open)),
+        (Environment, "open_inner_frame", forking(original_open_inner)),
         (Environment, "close_frame", close_frame),
         (IterationWorker, "_eval_pool", eval_pool),
         (InlineIterationComponent, "_launch_worker", launch_worker),

@@ -225,7 +225,7 @@ class EmbeddedAws:
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
         for owner, name, replacement in registry.patches(
-            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas
+            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas, clock=self.clock
         ):
             self._patch(owner, name, replacement)
         for owner, name, replacement in self.log_budget.patches() if self.log_budget is not None else []:

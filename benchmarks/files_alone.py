@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/files_alone.py                      # every tests/**/test_*.py
     .venv/bin/python benchmarks/files_alone.py --top 20 tests/starter   # some directories or files
+    .venv/bin/python benchmarks/files_alone.py --seed 20261205          # the tests of each file in this order
     .venv/bin/python benchmarks/files_alone.py -- -p no:randomly        # pytest arguments after --
 
 What a user who changes one part and runs its tests first sees: nothing warmed by an earlier file
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import time
@@ -65,8 +67,13 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", help="test files or directories (default: tests)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per file (default 300)")
     parser.add_argument("--top", type=int, default=15, help="how many of the slowest to list")
+    parser.add_argument("--seed", type=int, help="pytest-randomly's seed for every file (default: one at random)")
     arguments, pytest_args = parser.parse_known_args()
     pytest_args = [a for a in pytest_args if a != "--"]
+    if "no:randomly" not in pytest_args:
+        seed = arguments.seed if arguments.seed is not None else random.randrange(2**31)
+        pytest_args = ["-p", "randomly", f"--randomly-seed={seed}", *pytest_args]
+        print(f"the tests of each file shuffled with seed {seed}", flush=True)
     files = test_files(arguments.paths)
     runs: list[FileRun] = []
     for number, path in enumerate(files, 1):

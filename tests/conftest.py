@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -199,15 +200,16 @@ def _starter_waits_guarded(monkeypatch: pytest.MonkeyPatch, endpoints: Endpoints
         return
     slept: list[str] = []
 
-    def sleeping_for_real(name: str, sleep: Callable[[float], None]) -> Callable[[float], None]:
-        def noted(seconds: float) -> None:
+    def noting(name: str) -> Callable[[float], None]:
+        def sleep_noted(seconds: float) -> None:
             slept.append(f"{name}({seconds:.2f})")
-            sleep(seconds)
+            time.sleep(seconds)
 
-        return noted
+        return sleep_noted
 
-    monkeypatch.setattr(executions, "sleep", sleeping_for_real("sleep", executions.sleep))
-    monkeypatch.setattr(executions, "poll_sleep", sleeping_for_real("poll_sleep", executions.poll_sleep))
+    for name in ("sleep", "poll_sleep"):
+        if getattr(executions, name) is time.sleep:  # not what a module-scoped LocalPipeline set
+            monkeypatch.setattr(executions, name, noting(name))
     yield
     assert not slept, (
         f"the starter slept for real: {', '.join(slept)} (starter/executions.py). Replace `sleep` (its "

@@ -80,11 +80,14 @@ class LocalPipeline:
         self.starter = StarterRuntime(stack, log_stream=log_stream)
         # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
         # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
-        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way.
+        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way. Its
+        # DescribeExecution polls (FIFO STANDARD) wait on the engine for an execution's end instead
+        # (at time scale 0 an unslept poll would spin against the execution's thread).
         from starter import executions as starter_executions
         from starter import throttling as starter_throttling
 
         starter_executions.sleep = aws.clock.sdk_sleep
+        starter_executions.poll_sleep = aws.clock.poll_sleep
         starter_throttling.MAX_DELAY_SECONDS = round(starter_throttling.AWS_MAX_DELAY_SECONDS * aws.clock.time_scale)
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:

@@ -603,7 +603,9 @@ def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: 
     assert re.fullmatch(arn.replace(":stateMachine:", ":express:") + r":run-1:[0-9a-f-]{36}", execution_arn)
 
     events: list = []
-    deadline = time.monotonic() + 30  # the execution runs on its own thread; a bounded wait, no sleep
+    # The execution runs on its own thread (Express: no DescribeExecution to poll). Between two reads
+    # the test waits for an execution's end (bounded): reads back to back would spin against that thread.
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         streams = logs.describe_log_streams(logGroupName="express-logs")["logStreams"]
         if streams:
@@ -612,6 +614,7 @@ def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: 
             events = [json.loads(e["message"]) for e in got["events"]]
             if events and events[-1]["type"] == "ExecutionSucceeded":
                 break
+        account.aws.clock.poll_sleep(0.1)
     assert events and events[0]["type"] == "ExecutionStarted"
     last = events[-1]
     assert (last["type"], last["id"], last["previous_event_id"]) == ("ExecutionSucceeded", "4", "3")

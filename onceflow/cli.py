@@ -364,6 +364,17 @@ def _parameters(items: list[str] | None, template: str | Path) -> dict[str, str]
         raise typer.BadParameter(str(problem), param_hint="'--parameter'") from None
 
 
+def _app_template(template: Path | None) -> Path:
+    """The app's template.yaml: the one given, else the one in this folder; one line when there is none."""
+    chosen = template or Path(DEFAULT_TEMPLATE)
+    if not chosen.is_file():
+        raise typer.BadParameter(
+            f"{chosen}: no template.yaml there; run in your app's folder or pass --template PATH",
+            param_hint="'--template'",
+        )
+    return chosen
+
+
 def _domain(template: str) -> Any:
     from onceflow.domain import DomainError, load_domain
 
@@ -938,25 +949,28 @@ def cost(
         run_cost_model,
         template_at_revision,
     )
-    from onceflow.local.template import TEMPLATE_PATH
 
+    app_template = _app_template(template)
     try:
         shares = parse_mix(mix or DEFAULT_MIX)
     except MixError as error:
         console.print(f"[red]--mix: {error}[/red]", soft_wrap=True)
         raise typer.Exit(code=2) from None
-    overrides = _parameters(parameter, template or DEFAULT_TEMPLATE)
+    overrides = _parameters(parameter, app_template)
     _quiet_engine_logs()
     if revision is not None:
-        with template_at_revision(revision) as exported:
-            run = run_cost_model(exported, overrides, progress=console.print)
+        try:
+            with template_at_revision(revision, app_template) as exported:
+                run = run_cost_model(exported, overrides, progress=console.print)
+        except ValueError as problem:
+            _fail(f"--revision {revision}: {problem}")
     else:
-        run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
+        run = run_cost_model(app_template, overrides, progress=console.print)
     print_cost_run(run, shares, console)
     if revision is None:  # the subscriber, on the template in use (it is the same with any revision's pipeline)
         from onceflow.devtools.cost.subscriber import measure_subscriber, subscriber_table
 
-        console.print(subscriber_table(measure_subscriber(template or TEMPLATE_PATH)))
+        console.print(subscriber_table(measure_subscriber(app_template)))
 
 
 @app.command()
@@ -975,12 +989,12 @@ def capacity(
     import logging
 
     from onceflow.devtools.capacity import RegionError, capacity_for, load_quotas, print_capacity
-    from onceflow.local.template import TEMPLATE_PATH
 
     logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
-    overrides = _parameters(parameter, template or DEFAULT_TEMPLATE)
+    app_template = _app_template(template)
+    overrides = _parameters(parameter, app_template)
     try:
-        capacities = capacity_for(template or TEMPLATE_PATH, region, overrides, groups)
+        capacities = capacity_for(app_template, region, overrides, groups)
     except RegionError as error:
         _fail(f"--region: {error}")
     print_capacity(capacities, load_quotas(region), backlog, console)

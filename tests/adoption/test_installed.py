@@ -98,11 +98,20 @@ def _names_in(path: Path) -> set[str]:
     return {node.id for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Name)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cost and capacity (onceflow/cli.py, the lead's) still fall back on the package's own template.yaml "
-    "(onceflow.local.template.TEMPLATE_PATH) instead of ./template.yaml; remove this marker with that change",
-)
 def test_no_command_falls_back_on_the_packages_own_template() -> None:
     """start and demo take `--template` (./template.yaml by default); every command must."""
     assert not {"TEMPLATE_PATH", "PROJECT_ROOT"} & _names_in(ROOT / "onceflow/cli.py")
+
+
+@pytest.mark.parametrize("command", ["cost", "capacity"])
+def test_cost_and_capacity_outside_an_app_say_where_the_template_is_looked_for(command: str, tmp_path: Path) -> None:
+    import sys
+
+    console_script = Path(sys.executable).with_name("onceflow")
+    done = subprocess.run([str(console_script), command], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line == (
+        f"onceflow {command}: Invalid value for '--template': template.yaml: no template.yaml there; "
+        "run in your app's folder or pass --template PATH"
+    )

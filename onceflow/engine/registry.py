@@ -36,6 +36,9 @@ PATCH_ORDER = (
     # Always on, first: StartExecution, DescribeExecution and StopExecution as strict as AWS (then
     # executions, qualified_executions, express_executions and quotas wrap them).
     "stepfunctions.strict",
+    # Task states call as the state machine's role (then integration_clients replaces the same names,
+    # with clients signed the same way).
+    "iam.task_credentials",
     # The speed-ups, each switched by EmbeddedAws(speedups=...): speedups/__init__.py.
     "speedups.parse_cache",
     "speedups.integration_clients",

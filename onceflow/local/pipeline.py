@@ -101,7 +101,7 @@ class LocalPipeline:
         self.gates = IdleGates(engine_speedups.IDLE_GATES in aws.speedups, REGION)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
-            self.sqs,
+            self.starter.client("sqs"),  # Lambda polls with the function's execution role
             stack.source_queue_url,
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
@@ -114,7 +114,7 @@ class LocalPipeline:
         }
         self.subscriber_sources = {
             f.logical_id: SqsEventSource(
-                self.sqs,
+                self.subscribers[f.logical_id].client("sqs"),  # the function's execution role
                 str(f.queue_url),
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),

@@ -43,7 +43,13 @@ TRANSACTION_ACTIONS = {
     "ConditionCheck": "ConditionCheckItem",
     "Get": "GetItem",
 }
-MACHINE_ACTIONS = {"StartExecution", "StartSyncExecution", "ListExecutions", "DescribeStateMachine", "UpdateStateMachine"}
+MACHINE_ACTIONS = {
+    "StartExecution",
+    "StartSyncExecution",
+    "ListExecutions",
+    "DescribeStateMachine",
+    "UpdateStateMachine",
+}
 EXECUTION_ACTIONS = {"DescribeExecution", "StopExecution", "GetExecutionHistory", "RedriveExecution"}
 
 

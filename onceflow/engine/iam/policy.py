@@ -19,6 +19,7 @@ and RCPs (the template has none), policy variables in Resource, cross-account ac
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -135,12 +136,22 @@ def _principal_named(block: Any, principal: Principal) -> bool:
     return False
 
 
+def _parsed(text: str) -> Any:
+    """A policy document's text; moto's CloudFormation keeps some as Python's repr of the object."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return ast.literal_eval(text)
+
+
 def statements(document: Any, source: str) -> list[Statement]:
     """The statements of a policy document (JSON text or an object)."""
     if document is None or document == "":
         return []
-    parsed = json.loads(document) if isinstance(document, str) else document
-    return [Statement(raw, source, index) for index, raw in enumerate(_as_list(parsed.get("Statement", [])))]
+    parsed = _parsed(document) if isinstance(document, str) else document
+    # A statement CloudFormation resolved to AWS::NoValue (an !If's empty side) is no statement.
+    kept = [raw for raw in _as_list(parsed.get("Statement", [])) if isinstance(raw, Mapping)]
+    return [Statement(raw, source, index) for index, raw in enumerate(kept)]
 
 
 @dataclass(frozen=True)
@@ -168,7 +179,9 @@ def evaluate(
     applicable_resource = [s for s in resource if s.applies(request, resource_policy=True)]
     denies = [s for s in (*applicable_identity, *applicable_resource) if s.effect == "Deny"]
     if denies:
-        return Decision(False, (denies[0],), explicit_deny=True, missing="resource" if denies[0] in resource else "identity")
+        return Decision(
+            False, (denies[0],), explicit_deny=True, missing="resource" if denies[0] in resource else "identity"
+        )
     identity_allows = tuple(s for s in applicable_identity if s.effect == "Allow")
     resource_allows = tuple(s for s in applicable_resource if s.effect == "Allow")
     if key_policy:
@@ -177,7 +190,9 @@ def evaluate(
             return Decision(True, direct)
         delegated = any(_names_account(s, request.principal) for s in resource_allows)
         if delegated and identity_allows:
-            return Decision(True, identity_allows + tuple(s for s in resource_allows if _names_account(s, request.principal)))
+            return Decision(
+                True, identity_allows + tuple(s for s in resource_allows if _names_account(s, request.principal))
+            )
         return Decision(False, missing="key" if not delegated else "identity")
     if identity_allows or resource_allows:
         return Decision(True, identity_allows + resource_allows)

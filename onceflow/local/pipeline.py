@@ -107,6 +107,7 @@ class LocalPipeline:
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
             keep_acknowledged=keep_acknowledged,
+            emulator_sqs=self.sqs,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -120,6 +121,7 @@ class LocalPipeline:
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
                 keep_acknowledged=keep_acknowledged,
+                emulator_sqs=self.sqs,
             )
             for f in stack.subscribers
         }

@@ -46,8 +46,8 @@ class IamSwitch:
 
 def reason(decision: Decision, action: str) -> str:
     if decision.explicit_deny:
-        kind = "resource-based" if decision.missing == "resource" else "identity-based"
-        return f"with an explicit deny in a {kind} policy"
+        kind = "a resource-based" if decision.missing == "resource" else "an identity-based"
+        return f"with an explicit deny in {kind} policy"
     kind = "resource-based" if decision.missing in ("resource", "key") else "identity-based"
     return f"because no {kind} policy allows the {action} action"
 

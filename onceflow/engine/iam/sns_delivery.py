@@ -17,7 +17,9 @@ import json
 from typing import Any
 
 from moto.sns.models import Subscription
+from moto.sqs.models import sqs_backends
 
+from onceflow.engine.iam import resource_policies
 from onceflow.engine.iam.actions import Asked
 from onceflow.engine.iam.decide import IamSwitch, decide, record
 from onceflow.engine.iam.policy import Principal
@@ -32,17 +34,27 @@ def moto_needs() -> list[Need]:
 
 
 def admitted(switch: IamSwitch, subscription: Any, queue_arn: str) -> bool:
-    """Whether the queue's policy lets the subscription's topic send to it (recorded when not)."""
+    """Whether the queue's policy lets the subscription's topic send to it, and, for a queue encrypted
+    with a KMS key, whether the key policy lets SNS use the key (kms:GenerateDataKey and kms:Decrypt:
+    https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html
+    "Enable compatibility between event sources from AWS services and encrypted queues");
+    a refusal is recorded."""
     account, region = subscription.account_id, queue_arn.split(":")[3]
     principal = Principal(arn=SNS_PRINCIPAL, account=account, service=SNS_PRINCIPAL)
-    asked = Asked("sqs:SendMessage", queue_arn)
     context = {"aws:SourceArn": subscription.topic.arn, "aws:SourceAccount": account}
-    decision = decide(principal, asked, context)
-    if not decision.allowed:
-        record(switch, principal, asked, decision, region)
-    else:
+    wanted = [Asked("sqs:SendMessage", queue_arn)]
+    queue = sqs_backends[account][region].queues.get(queue_arn.rsplit(":", 1)[-1])
+    key = getattr(queue, "kms_master_key_id", None)
+    if key and not str(key).startswith("alias/aws/"):
+        arn = resource_policies.key_arn(account, region, str(key))
+        wanted += [Asked("kms:GenerateDataKey", arn), Asked("kms:Decrypt", arn)]
+    for asked in wanted:
+        decision = decide(principal, asked, context)
+        if not decision.allowed:
+            record(switch, principal, asked, decision, region)
+            return False
         switch.note_use(principal, asked, decision)
-    return decision.allowed
+    return True
 
 
 def dead_letter_arn(subscription: Any) -> str | None:

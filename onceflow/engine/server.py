@@ -188,7 +188,7 @@ class EmbeddedAws:
         `log_budget`: keep at most this many log events per log group, oldest dropped first (None
         keeps all). See bookkeeping/log_budget.py.
         `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py.
-        `iam`: IAM enforced as AWS enforces it (iam/README.md); None reads ONCEFLOW_IAM (`off` turns it
+        `iam`: IAM enforced as AWS enforces it (docs/IAM.md); None reads ONCEFLOW_IAM (`off` turns it
         off, what it skips: every authorization; the calls still carry their roles' credentials)."""
         moto_shape.check_engine()
         self.port = port or free_port()

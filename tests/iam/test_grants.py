@@ -85,7 +85,7 @@ class Grant:
 
     @property
     def label(self) -> str:
-        where = f"{self.owner.split('-')[-2] if self.kind == 'role' else self.owner.split('-')[-2]}"
+        where = self.owner.split("-")[-2]
         return f"{where}/{self.sid}: {self.action} on {self.resource.rsplit(':', 1)[-1]}"
 
     def matches(self, action: str, resource: str) -> bool:
@@ -183,7 +183,7 @@ def table(embedded_aws: EmbeddedAws, _deployed: dict) -> dict[str, Any]:
             _run(aws, stack, path)
         finally:
             aws.iam.record_use = False
-        for principal, asked, allowing in aws.iam.used:
+        for _principal, asked, allowing in aws.iam.used:
             for statement in allowing:
                 for grant in grants:
                     owner_named = grant.owner in statement.source

@@ -8,7 +8,7 @@ emulates and has:
   the engine (ENGINE_OFFERS): `before`, the patches listed ahead of it, whose replacements it may
   wrap (`current(before, owner, name)`); `request_lock`, the server's request lock; `speedups`, the
   speed-ups switched on; `quotas`, the QuotaSwitch of `EmbeddedAws(quotas=...)`; `clock`, the
-  server's DelayClock (its `time_scale`);
+  server's DelayClock (its `time_scale`); `iam`, the IamSwitch of `EmbeddedAws(iam=...)` (iam/decide.py);
 - a speed-up also has `SPEEDUPS`, the switches that turn it on; it is left out when none is on.
 
 PATCH_ORDER lists the patch modules in the order `EmbeddedAws.start()` applies them (and restores
@@ -29,13 +29,16 @@ from typing import Any
 from onceflow.engine import speedups as engine_speedups
 
 Patch = tuple[Any, str, Any]
-ENGINE_OFFERS = frozenset({"before", "request_lock", "speedups", "quotas", "clock"})
+ENGINE_OFFERS = frozenset({"before", "request_lock", "speedups", "quotas", "clock", "iam"})
 
 # Module paths under onceflow.engine. "then X wraps" notes an attribute a later module wraps.
 PATCH_ORDER = (
     # Always on, first: StartExecution, DescribeExecution and StopExecution as strict as AWS (then
     # executions, qualified_executions, express_executions and quotas wrap them).
     "stepfunctions.strict",
+    # Task states call as the state machine's role (then integration_clients replaces the same names,
+    # with clients signed the same way).
+    "iam.task_credentials",
     # The speed-ups, each switched by EmbeddedAws(speedups=...): speedups/__init__.py.
     "speedups.parse_cache",
     "speedups.integration_clients",
@@ -103,6 +106,12 @@ PATCH_ORDER = (
     "speedups.sqs_counts",  # the sqs_fast_paths switch's queue counts, after sqs.visibility
     "cloudwatch.execution_metrics",
     "events.status_events",
+    # AWS::SQS::QueuePolicy and AWS::SNS::TopicPolicy, which moto's CloudFormation skips.
+    "cloudformation.resource_policies",
+    # IAM as AWS enforces it: every request authorized (then quotas wraps nothing of it), SNS's
+    # deliveries to SQS as sns.amazonaws.com against the queue's policy.
+    "iam.enforcement",
+    "iam.sns_delivery",
     # Last: the throughput quotas wrap the engine's own StartExecution, StartSyncExecution and Publish.
     "bookkeeping.quotas",
 )
@@ -140,12 +149,20 @@ def patches(
     request_lock: threading.RLock | None = None,
     quotas: Any = None,
     clock: Any = None,
+    iam: Any = None,
 ) -> list[Patch]:
     """Every module's patches, in PATCH_ORDER; `before` is the list as it stands when a module's turn
     comes, the same list object throughout."""
     selected: list[Patch] = []
     chosen = engine_speedups.resolve(speedups)
-    offered = {"before": selected, "request_lock": request_lock, "speedups": chosen, "quotas": quotas, "clock": clock}
+    offered = {
+        "before": selected,
+        "request_lock": request_lock,
+        "speedups": chosen,
+        "quotas": quotas,
+        "clock": clock,
+        "iam": iam,
+    }
     for module in patch_modules():
         switches = getattr(module, "SPEEDUPS", None)
         if switches is not None and not chosen.intersection(switches):

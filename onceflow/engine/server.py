@@ -46,6 +46,7 @@ from onceflow.engine import speedups as engine_speedups
 from onceflow.engine.bookkeeping import log_budget as engine_log_budget
 from onceflow.engine.bookkeeping import quotas as engine_quotas
 from onceflow.engine.bookkeeping import retention
+from onceflow.engine.iam.decide import IamSwitch
 from onceflow.engine.moto_shape import MotoShapeError, Need, need
 from onceflow.engine.speedups import direct_transport, keep_alive, request_headers
 
@@ -213,6 +214,14 @@ def _counting_ends(terminated: Callable[[Any], None], ends: ExecutionEnds) -> Ca
     return terminated_and_counted
 
 
+IAM_SWITCH = "ONCEFLOW_IAM"  # `off`: the embedded AWS authorizes nothing (every caller may do anything)
+
+
+def iam_enforced() -> bool:
+    """IAM is enforced unless ONCEFLOW_IAM says off (also `0`, `false`, `no`)."""
+    return os.environ.get(IAM_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -230,13 +239,16 @@ class EmbeddedAws:
         history_budget: int | None = None,
         quotas: engine_quotas.EngineQuotas | None = None,
         log_budget: int | None = None,
+        iam: bool | None = None,
     ):
         """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
         `history_budget`: keep the histories of at most this many finished executions (oldest are
         pruned; None keeps all, as tests that read every execution need). See bookkeeping/retention.py.
         `log_budget`: keep at most this many log events per log group, oldest dropped first (None
         keeps all). See bookkeeping/log_budget.py.
-        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py."""
+        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py.
+        `iam`: IAM enforced as AWS enforces it (docs/IAM.md); None reads ONCEFLOW_IAM (`off` turns it
+        off, what it skips: every authorization; the calls still carry their roles' credentials)."""
         moto_shape.check_engine()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
@@ -244,6 +256,7 @@ class EmbeddedAws:
         self.retention = retention.Retention(history_budget) if history_budget is not None else None
         self.quotas = engine_quotas.QuotaSwitch(quotas)
         self.log_budget = engine_log_budget.LogBudget(log_budget) if log_budget is not None else None
+        self.iam = IamSwitch(on=iam_enforced() if iam is None else iam)
         self._request_lock = threading.RLock()
         self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
@@ -284,7 +297,11 @@ class EmbeddedAws:
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
         for owner, name, replacement in registry.patches(
-            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas, clock=self.clock
+            speedups=self.speedups,
+            request_lock=self._request_lock,
+            quotas=self.quotas,
+            clock=self.clock,
+            iam=self.iam,
         ):
             self._patch(owner, name, replacement)
         for owner, name, replacement in self.log_budget.patches() if self.log_budget is not None else []:
@@ -325,6 +342,7 @@ class EmbeddedAws:
         self.generation += 1
         self.configure()
         self.clock.reset()
+        self.iam.denials.clear()
         if self.retention is not None:
             self.retention.reset()
 

@@ -104,12 +104,13 @@ class LocalPipeline:
         self.gates = IdleGates(engine_speedups.IDLE_GATES in aws.speedups, REGION)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
-            self.sqs,
+            self.starter.client("sqs"),  # Lambda polls with the function's execution role
             stack.source_queue_url,
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
             keep_acknowledged=keep_acknowledged,
+            emulator_sqs=self.sqs,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -117,12 +118,13 @@ class LocalPipeline:
         }
         self.subscriber_sources = {
             f.logical_id: SqsEventSource(
-                self.sqs,
+                self.subscribers[f.logical_id].client("sqs"),  # the function's execution role
                 str(f.queue_url),
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
                 keep_acknowledged=keep_acknowledged,
+                emulator_sqs=self.sqs,
             )
             for f in stack.subscribers
         }

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from onceflow.engine import REGION
 from onceflow.ops.executions import wait_for
+from onceflow.ops.observe import topic_may_send
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, single_state
 from tests.engine.test_sync_execution import sfn as sync_client
@@ -715,6 +716,11 @@ def test_status_change_events_reach_a_rules_sqs_target(account: Account):
     topic_arn = account.client("sns").create_topic(Name="conformance-status-events")["TopicArn"]
     topic_queue_url = sqs.create_queue(QueueName="conformance-status-events-topic")["QueueUrl"]
     topic_queue_arn = sqs.get_queue_attributes(QueueUrl=topic_queue_url, AttributeNames=["QueueArn"])
+    # SNS delivers only to a queue whose policy admits the topic (the embedded AWS enforces it, docs/IAM.md).
+    sqs.set_queue_attributes(
+        QueueUrl=topic_queue_url,
+        Attributes={"Policy": topic_may_send(topic_arn, topic_queue_arn["Attributes"]["QueueArn"])},
+    )
     account.client("sns").subscribe(
         TopicArn=topic_arn, Protocol="sqs", Endpoint=topic_queue_arn["Attributes"]["QueueArn"]
     )

@@ -91,6 +91,7 @@ PATCH_ORDER = (
     "stepfunctions.integrations.sync_executions",  # wraps sdk_shapes' _normalise_response
     "stepfunctions.integrations.service_errors",  # the SQS task (then response_metadata wraps it)
     "dynamodb.validation",  # the DynamoDB task (then response_metadata wraps it)
+    "dynamodb.key_schema",  # wraps validation's DynamoHandler.call_action and item_rollback's transactions
     "stepfunctions.integrations.events_task",
     "events.put_events",
     "secretsmanager.secret_names",

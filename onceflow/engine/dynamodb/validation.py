@@ -65,14 +65,20 @@ def table_names() -> list[Patch]:
                 f"Member must satisfy regular expression pattern: {TABLE_NAME.pattern}"
             )
 
-            def refuse() -> Any:
-                raise MockValidationException(message)
-
-            # moto's call_action looks the action up on the handler and answers its errors as DynamoDB does.
-            setattr(self, camelcase_to_underscores(self._get_action()), refuse)
+            refuse_action(self, MockValidationException(message))
         return original(self)
 
     return [(DynamoHandler, "call_action", call_action)]
+
+
+def refuse_action(handler: DynamoHandler, error: Exception) -> None:
+    """Make the handler answer its request with `error`: moto's call_action looks the action up on the
+    handler and answers its errors as DynamoDB does."""
+
+    def refuse() -> Any:
+        raise error
+
+    setattr(handler, camelcase_to_underscores(handler._get_action()), refuse)
 
 
 def _validation_error(message: str, action: str) -> ClientError:

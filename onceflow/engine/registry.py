@@ -78,6 +78,7 @@ PATCH_ORDER = (
     # server's Wait).
     "stepfunctions.interpreter.deadlines",
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
+    "stepfunctions.api.activities",
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)
     "stepfunctions.api.versions",
     "stepfunctions.api.aliases",

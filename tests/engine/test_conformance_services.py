@@ -16,6 +16,7 @@ import zlib
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from moto.sqs.models import Queue
 
 from tests.engine.behaviours import check_behaviours
@@ -86,6 +87,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "states:startExecution.sync / .sync:2 results carry the nested execution without the redrive fields": (
         "https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html",
         "test_a_sync_nested_execution_result_has_no_redrive_fields",
+    ),
+    "aws-sdk:dynamodb:putItem with a null Item: DynamoDb.DynamoDbException, DynamoDB's validation message": (
+        AWS_SDK,
+        "test_an_aws_sdk_put_item_with_a_null_item_fails_with_dynamodbs_validation_error",
+    ),
+    "GetActivityTask: InvalidArn for an ARN without its prefix, ActivityDoesNotExist for a deleted activity": (
+        "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetActivityTask.html",
+        "test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity",
     ),
 }
 
@@ -476,3 +485,55 @@ def test_a_sync_nested_execution_result_has_no_redrive_fields(account: Account):
         result = _task_result(account, f"arn:aws:states:::states:{resource}", parameters)
         assert set(result) == expected, resource
         assert result["Output"] == output and result["Status"] == "SUCCEEDED"
+
+
+def test_an_aws_sdk_put_item_with_a_null_item_fails_with_dynamodbs_validation_error(account: Account):
+    """AWS's recording (error_handling/test_aws_sdk.snapshot.json, test_dynamodb_invalid_param, July
+    2023): input {"TableName": …, "Key": null, "Item": null}, TaskScheduled parameters with
+    `"Item": null`, TaskFailed `DynamoDb.DynamoDbException` "1 validation error detected: Value null at
+    'item' failed to satisfy constraint: Member must not be null (Service: DynamoDb, Status Code: 400,
+    Request ID: …)" (moto: States.Runtime "'NoneType' object has no attribute 'items'")."""
+    definition = single_state(
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:dynamodb:putItem",
+            "Parameters": {"TableName.$": "$.TableName", "Item.$": "$.Item"},
+        }
+    )
+
+    result = account.run(definition, {"TableName": "no_such_sfn_test_table", "Key": None, "Item": None})
+
+    [scheduled] = [e["taskScheduledEventDetails"] for e in result.history if e["type"] == "TaskScheduled"]
+    assert json.loads(scheduled["parameters"]) == {"TableName": "no_such_sfn_test_table", "Item": None}
+    failure = failed_event(result)
+    assert failure["error"] == "DynamoDb.DynamoDbException"
+    assert failure["cause"].startswith(
+        "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null "
+        "(Service: DynamoDb, Status Code: 400, Request ID: "
+    )
+
+
+def test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity(account: Account):
+    """AWS's recordings (test_sfn_api_activities.snapshot.json, test_get_activity_task_invalid_arn and
+    test_get_activity_task_deleted, March 2024): "Invalid Arn: 'Invalid ARN prefix: no_an_activity_arn'"
+    and ActivityDoesNotExist "Activity Does Not Exist: '<arn>'" (moto: HTTP 500, not implemented); an
+    activity that exists and has no task answers without a token."""
+    sfn = account.sfn
+    activity_arn = sfn.create_activity(name="conformance-activity")["activityArn"]
+
+    idle = sfn.get_activity_task(activityArn=activity_arn, workerName="worker")
+    sfn.delete_activity(activityArn=activity_arn)
+    errors = {}
+    for arn in ("no_an_activity_arn", activity_arn):
+        with pytest.raises(ClientError) as raised:
+            sfn.get_activity_task(activityArn=arn)
+        errors[arn] = raised.value.response["Error"]
+
+    assert "taskToken" not in idle
+    assert errors == {
+        "no_an_activity_arn": {
+            "Code": "InvalidArn",
+            "Message": "Invalid Arn: 'Invalid ARN prefix: no_an_activity_arn'",
+        },
+        activity_arn: {"Code": "ActivityDoesNotExist", "Message": f"Activity Does Not Exist: '{activity_arn}'"},
+    }

@@ -94,10 +94,12 @@ PATCH_ORDER = (
     "dynamodb.validation",  # the DynamoDB task (then response_metadata wraps it)
     "dynamodb.key_schema",  # wraps validation's DynamoHandler.call_action and item_rollback's transactions
     "stepfunctions.integrations.events_task",
+    "stepfunctions.integrations.s3_task",  # wraps integration_clients' boto_client_for
     "events.put_events",
     "secretsmanager.secret_names",
     "stepfunctions.integrations.response_metadata",
     "cloudformation.state_machines",
+    "s3.defaults",
     "sqs.fifo",
     "sqs.long_poll",
     "sqs.receipts",  # ChangeMessageVisibility (then visibility, sqs_counts wrap it)

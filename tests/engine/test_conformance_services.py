@@ -92,6 +92,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         AWS_SDK,
         "test_an_aws_sdk_put_item_with_a_null_item_fails_with_dynamodbs_validation_error",
     ),
+    "aws-sdk:s3 putObject/getObject results: checksum, ChecksumType, ServerSideEncryption, the content type": (
+        AWS_SDK,
+        "test_aws_sdk_s3_results_carry_the_checksum_encryption_and_content_type_aws_returns",
+    ),
+    "S3 encrypts every bucket's objects with SSE-S3 by default; a single put's checksum is FULL_OBJECT": (
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/default-bucket-encryption.html",
+        "test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object",
+    ),
     "GetActivityTask: InvalidArn for an ARN without its prefix, ActivityDoesNotExist for a deleted activity": (
         "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetActivityTask.html",
         "test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity",
@@ -537,3 +545,64 @@ def test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity(account
         },
         activity_arn: {"Code": "ActivityDoesNotExist", "Message": f"Activity Does Not Exist: '{activity_arn}'"},
     }
+
+
+def test_aws_sdk_s3_results_carry_the_checksum_encryption_and_content_type_aws_returns(account: Account):
+    """AWS's recordings (services/test_aws_sdk_task_service.snapshot.json, November 2025):
+    test_s3_put_object[dict]: the result {"ChecksumCRC32": "hnEfWw==", "ChecksumType": "FULL_OBJECT",
+    "ETag": "\"49e31cee5aec8faf3345893addb14346\"", "ServerSideEncryption": "AES256"}, the object stored
+    as `{"Dict":"Value"}`, "text/plain; charset=UTF-8"; test_s3_get_object[str]: AcceptRanges,
+    ContentLength, ContentType, ETag, LastModified, Metadata, ServerSideEncryption, Body and no
+    checksum. (moto: {"ETag", "ChecksumCrc32"}; binary/octet-stream; a getObject with ChecksumCrc32
+    and without ServerSideEncryption.)"""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-s3")
+    s3.put_object(Bucket="conformance-s3", Key="file_key", Body=b"text data")
+    task = {"Type": "Task", "Parameters": {"Bucket": "conformance-s3", "Key.$": "$.Key"}}
+
+    put = _task_result(
+        account,
+        "arn:aws:states:::aws-sdk:s3:putObject",
+        {"Bucket": "conformance-s3", "Key": "file-key", "Body": {"Dict": "Value"}},
+    )
+    got = account.run(single_state({**task, "Resource": "arn:aws:states:::aws-sdk:s3:getObject"}), {"Key": "file_key"})
+    stored = s3.get_object(Bucket="conformance-s3", Key="file-key", ChecksumMode="ENABLED")
+
+    assert put == {
+        "ChecksumCRC32": "hnEfWw==",
+        "ChecksumType": "FULL_OBJECT",
+        "ETag": '"49e31cee5aec8faf3345893addb14346"',
+        "ServerSideEncryption": "AES256",
+    }
+    assert stored["Body"].read() == b'{"Dict":"Value"}'
+    assert (stored["ContentType"], stored["ChecksumType"]) == ("text/plain; charset=UTF-8", "FULL_OBJECT")
+    [succeeded] = [e["taskSucceededEventDetails"] for e in got.history if e["type"] == "TaskSucceeded"]
+    result = json.loads(succeeded["output"])
+    assert set(result) == {
+        "AcceptRanges", "ContentLength", "ContentType", "ETag", "LastModified", "Metadata",
+        "ServerSideEncryption", "Body",
+    }  # fmt: skip
+    assert {k: result[k] for k in ("ContentLength", "ContentType", "ServerSideEncryption", "Body")} == {
+        "ContentLength": 9,
+        "ContentType": "binary/octet-stream",
+        "ServerSideEncryption": "AES256",
+        "Body": "text data",
+    }
+
+
+def test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object(account: Account):
+    """S3's default encryption page: SSE-S3 for every bucket since 2023 (GetBucketEncryption answers
+    the rule, objects ServerSideEncryption AES256; after DeleteBucketEncryption too); a PutObject
+    with the SDK's default CRC32 answers ChecksumType FULL_OBJECT (moto: no encryption,
+    ServerSideEncryptionConfigurationNotFoundError, no ChecksumType)."""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-sse")
+
+    put = s3.put_object(Bucket="conformance-sse", Key="k", Body=b"data")
+    s3.delete_bucket_encryption(Bucket="conformance-sse")
+    rules = s3.get_bucket_encryption(Bucket="conformance-sse")["ServerSideEncryptionConfiguration"]["Rules"]
+    head = s3.head_object(Bucket="conformance-sse", Key="k")
+
+    assert (put["ServerSideEncryption"], put["ChecksumType"]) == ("AES256", "FULL_OBJECT")
+    assert rules == [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": False}]
+    assert head["ServerSideEncryption"] == "AES256" and "ChecksumType" not in head  # not asked for the checksum

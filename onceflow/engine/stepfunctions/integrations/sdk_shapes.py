@@ -9,7 +9,9 @@
   member is not sent (the service answers as for a member left out: DynamoDB's "Value null at
   'item' …", dynamodb/validation.py); moto's mapping failed on it with a Python error.
 - normalised_results: the result's members come back PascalCase (`ExecutionArn`, `StartDate`),
-  as AWS's recordings show; moto returned the SDK's own (`executionArn`). A timestamp member is
+  as AWS's recordings show; moto returned the SDK's own (`executionArn`). Only the first letter
+  changes: S3's `ChecksumCRC32` stays so (AWS's recording test_s3_put_object, 2025; moto wrote
+  `ChecksumCrc32`). A timestamp member is
   ISO 8601 text (UTC, milliseconds, `Z`, as the context object's times); moto's datetime did not
   serialise, and the task failed with a Python TypeError.
 
@@ -47,6 +49,7 @@ def moto_needs() -> list[Need]:
         need(StateTaskService, "_from_boto_response", "response", "structure_shape"),
         need(StateTaskService, "_get_boto_service_name", "boto_service_name"),
         need(StateTaskService, "_get_boto_service_action", "service_action_name"),
+        need(StateTaskService, "_to_sfn_cased", "member_key"),
     ]
 
 
@@ -109,7 +112,16 @@ def normalised_results() -> list[Patch]:
             self._from_boto_response(response, operation.output_shape)
         _timestamps_as_text(response)
 
-    return [(StateTaskService, "_normalise_response", _normalise_response)]
+    return [
+        (StateTaskService, "_normalise_response", _normalise_response),
+        (StateTaskService, "_to_sfn_cased", staticmethod(_sfn_cased)),
+    ]
+
+
+def _sfn_cased(member_key: str) -> str:
+    """A result member as Step Functions names it: the model's spelling, its first letter upper case
+    (`executionArn` → `ExecutionArn`, `ChecksumCRC32` stays; moto made that `ChecksumCrc32`)."""
+    return member_key[:1].upper() + member_key[1:]
 
 
 def _timestamps_as_text(value: Any) -> None:

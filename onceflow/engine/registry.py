@@ -77,6 +77,7 @@ PATCH_ORDER = (
     # Execution, task and heartbeat deadlines on one time line, whatever the time scale (wraps the
     # server's Wait).
     "stepfunctions.interpreter.deadlines",
+    "stepfunctions.jsonata.retried_states",  # wraps deadlines' _handle_retry
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
     "stepfunctions.api.activities",
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)

@@ -51,6 +51,8 @@ PATCH_ORDER = (
     "speedups.request_headers",
     "speedups.backend_lookup",
     "speedups.json_lane",
+    # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
+    "s3.rest_bodies",
     # Marks executions whose history a history budget may prune (then execution_metrics and
     # status_events wrap its `terminated`).
     "bookkeeping.retention",
@@ -73,6 +75,7 @@ PATCH_ORDER = (
     "stepfunctions.interpreter.context_object",
     "stepfunctions.interpreter.execution_input_text",
     "stepfunctions.interpreter.map_run_events",
+    "stepfunctions.interpreter.item_reader_s3",
     "stepfunctions.interpreter.parallel_aborts",
     # Execution, task and heartbeat deadlines on one time line, whatever the time scale (wraps the
     # server's Wait).

@@ -100,6 +100,14 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "https://docs.aws.amazon.com/AmazonS3/latest/userguide/default-bucket-encryption.html",
         "test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object",
     ),
+    "A Distributed Map's ItemReader over s3:listObjectsV2 iterates over the objects (Etag, LastModified, …)": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html",
+        "test_a_distributed_map_iterates_over_an_s3_listing",
+    ),
+    "S3's REST answers keep their members (ListObjectsV2 lists the objects) with the speed-ups on": (
+        "https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html",
+        "test_s3_list_objects_v2_answers_the_objects",
+    ),
     "GetActivityTask: InvalidArn for an ARN without its prefix, ActivityDoesNotExist for a deleted activity": (
         "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetActivityTask.html",
         "test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity",
@@ -606,3 +614,49 @@ def test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object(
     assert (put["ServerSideEncryption"], put["ChecksumType"]) == ("AES256", "FULL_OBJECT")
     assert rules == [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": False}]
     assert head["ServerSideEncryption"] == "AES256" and "ChecksumType" not in head  # not asked for the checksum
+
+
+def test_a_distributed_map_iterates_over_an_s3_listing(account: Account):
+    """AWS's recording (scenarios/test_base_scenarios.snapshot.json,
+    test_map_item_reader_base_list_objects_v2, September 2023): three objects, the Map's output their
+    `{"Etag", "LastModified", "Key", "Size", "StorageClass"}` with LastModified as ISO text; an empty
+    prefix iterates over nothing. (Before: MapRunFailed, cause 'Contents'.)"""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-item-reader")
+    for i in range(3):
+        s3.put_object(Bucket="conformance-item-reader", Key=f"file_{i}.txt", Body=f"{i}HelloWorld!")
+    reader = {
+        "Resource": "arn:aws:states:::s3:listObjectsV2",
+        "Parameters": {"Bucket.$": "$.Bucket", "Prefix.$": "$.Prefix"},
+    }
+    processor = {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}}
+    processor |= {"StartAt": "PassItem", "States": {"PassItem": {"Type": "Pass", "End": True}}}
+    definition = single_state({"Type": "Map", "MaxConcurrency": 1, "ItemReader": reader, "ItemProcessor": processor})
+
+    listed = account.run(definition, {"Bucket": "conformance-item-reader", "Prefix": "file_"})
+    nothing = account.run(definition, {"Bucket": "conformance-item-reader", "Prefix": "none_"})
+
+    assert listed.status == "SUCCEEDED", listed.history
+    items = json.loads(account.describe(listed.arn)["output"])
+    assert [(i["Key"], i["Size"], i["StorageClass"]) for i in items] == [
+        (f"file_{i}.txt", 12, "STANDARD") for i in range(3)
+    ]
+    assert all(list(i) == ["Etag", "LastModified", "Key", "Size", "StorageClass"] for i in items)
+    assert all(i["Etag"].startswith('"') and i["LastModified"].endswith("Z") for i in items)
+    assert nothing.status == "SUCCEEDED" and json.loads(account.describe(nothing.arn)["output"]) == []
+
+
+def test_s3_list_objects_v2_answers_the_objects(account: Account):
+    """ListObjectsV2's page names its objects (with the serializer_fast_paths speed-up on, S3's XML
+    answers had lost every member: an empty `<ListBucketResult/>`)."""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-listing")
+    s3.put_object(Bucket="conformance-listing", Key="a.txt", Body=b"a")
+
+    page = s3.list_objects_v2(Bucket="conformance-listing")
+
+    assert (page["Name"], page["KeyCount"], [o["Key"] for o in page["Contents"]]) == (
+        "conformance-listing",
+        1,
+        ["a.txt"],
+    )

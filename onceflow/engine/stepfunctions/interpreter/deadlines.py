@@ -49,6 +49,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inli
     InlineIterationComponent,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.iteration_worker import IterationWorker
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.job import JobPool
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.max_concurrency import (
     DEFAULT_MAX_CONCURRENCY_VALUE,
 )
@@ -88,6 +89,7 @@ def moto_needs() -> list[Need]:
         need(Environment, "set_error", "error"),
         need(StateTaskServiceCallback, "_eval_wait_for_task_token", "env"),
         need(ExecutionState, "_handle_retry"),
+        need(JobPool, "__init__", "job_program", "job_inputs"),  # sets _jobs_number, the count of its items
         need(EventManager, "add_event", "context", "event_type"),
     ]
 
@@ -300,7 +302,8 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
 
     def launch_worker(self: InlineIterationComponent, env: Any, eval_input: Any, job_pool: Any) -> Any:
         limit = eval_input.max_concurrency
-        side_by_side = limit == DEFAULT_MAX_CONCURRENCY_VALUE or limit >= len(eval_input.input_items)
+        # The pool's count: a Distributed Map's items come from its ItemReader, not eval_input.input_items.
+        side_by_side = limit == DEFAULT_MAX_CONCURRENCY_VALUE or limit >= job_pool._jobs_number
         job_pool.__dict__[SIDE_BY_SIDE] = side_by_side
         return original_launch(self, env=env, eval_input=eval_input, job_pool=job_pool)
 

@@ -83,6 +83,7 @@ PATCH_ORDER = (
     "stepfunctions.jsonata.retried_states",  # wraps deadlines' _handle_retry
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
     "stepfunctions.api.activities",
+    "stepfunctions.api.task_tokens",
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)
     "stepfunctions.api.versions",
     "stepfunctions.api.aliases",

@@ -13,6 +13,7 @@ https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSucce
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ def _closed(backend: StepFunctionsParserBackend, token: str) -> bool:
 
 
 def checked(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)  # its parameters, as the modules that wrap it after this one ask for them
     def send(self: StepFunctionsParserBackend, task_token: str, *args: Any, **kwargs: Any) -> Any:
         if _closed(self, task_token):
             raise TaskTimedOut(CLOSED)

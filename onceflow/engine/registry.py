@@ -80,7 +80,7 @@ PATCH_ORDER = (
     # Execution, task and heartbeat deadlines on one time line, whatever the time scale (wraps the
     # server's Wait).
     "stepfunctions.interpreter.deadlines",
-    "stepfunctions.jsonata.retried_states",  # wraps deadlines' _handle_retry
+    "stepfunctions.jsonata.retried_states",
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
     "stepfunctions.api.activities",
     "stepfunctions.api.task_tokens",

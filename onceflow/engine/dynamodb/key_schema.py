@@ -80,7 +80,7 @@ def moto_needs() -> list[Need]:
 
 
 def patches(before: list[Patch]) -> list[Patch]:
-    return [*index_keys(), *lookup_keys(before), *transactions(before)]
+    return [*index_keys(before), *lookup_keys(before), *transactions(before)]
 
 
 def _declared_types(table: Table) -> dict[str, str]:
@@ -135,9 +135,10 @@ def _refusal(message: str) -> Exception:
     return ValidationError(message) if _in_transaction() else MockValidationException(message)
 
 
-def index_keys() -> list[Patch]:
-    original_put = Table.put_item
-    original_update = DynamoDBBackend.update_item
+def index_keys(before: list[Patch]) -> list[Patch]:
+    # current(): the index_query speed-up keeps its index of each write through these too
+    original_put = current(before, Table, "put_item")
+    original_update = current(before, DynamoDBBackend, "update_item")
 
     def put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         if key_matches(self, {k: item_attrs.get(k) for k in self.table_key_attrs if k in item_attrs}):

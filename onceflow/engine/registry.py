@@ -54,6 +54,8 @@ PATCH_ORDER = (
     "speedups.request_headers",
     "speedups.backend_lookup",
     "speedups.json_lane",
+    # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
+    "s3.rest_bodies",
     # Marks executions whose history a history budget may prune (then execution_metrics and
     # status_events wrap its `terminated`).
     "bookkeeping.retention",
@@ -76,11 +78,15 @@ PATCH_ORDER = (
     "stepfunctions.interpreter.context_object",
     "stepfunctions.interpreter.execution_input_text",
     "stepfunctions.interpreter.map_run_events",
+    "stepfunctions.interpreter.item_reader_s3",
     "stepfunctions.interpreter.parallel_aborts",
     # Execution, task and heartbeat deadlines on one time line, whatever the time scale (wraps the
     # server's Wait).
     "stepfunctions.interpreter.deadlines",
+    "stepfunctions.jsonata.retried_states",
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
+    "stepfunctions.api.activities",
+    "stepfunctions.api.task_tokens",
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)
     "stepfunctions.api.versions",
     "stepfunctions.api.aliases",
@@ -94,11 +100,14 @@ PATCH_ORDER = (
     "stepfunctions.integrations.sync_executions",  # wraps sdk_shapes' _normalise_response
     "stepfunctions.integrations.service_errors",  # the SQS task (then response_metadata wraps it)
     "dynamodb.validation",  # the DynamoDB task (then response_metadata wraps it)
+    "dynamodb.key_schema",  # wraps validation's DynamoHandler.call_action and item_rollback's transactions
     "stepfunctions.integrations.events_task",
+    "stepfunctions.integrations.s3_task",  # wraps integration_clients' boto_client_for
     "events.put_events",
     "secretsmanager.secret_names",
     "stepfunctions.integrations.response_metadata",
     "cloudformation.state_machines",
+    "s3.defaults",
     "sqs.fifo",
     "sqs.long_poll",
     "sqs.receipts",  # ChangeMessageVisibility (then visibility, sqs_counts wrap it)

@@ -2,9 +2,10 @@
 
 A test is embedded-only when it is marked `@pytest.mark.embedded_only`, when it uses the
 `embedded_aws` fixture (directly or through another fixture: its delay clock, its reset, the mock
-configuration patch), or when its code, or a helper it calls from the test modules, uses fault
-injection (`onceflow.local.faults`) or moto itself: those patch moto in this process, and an external
-endpoint never sees them.
+configuration patch), or when its code, or a helper it calls from the test modules (a function, or
+a class's methods), uses fault injection (`onceflow.local.faults`), the execution interrupts
+(`onceflow.devtools.schedules.hooks`) or moto itself: those patch moto in this process, and an
+external endpoint never sees them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _IN_PROCESS_MODULES = {
     "moto": "patches moto in this process",
     "onceflow.engine.server": "runs the embedded engine",
     "onceflow.local.pipeline": "runs the local pipeline on the embedded engine",
+    "onceflow.devtools.schedules.hooks": "stops or times out executions at a state by patching moto in this process",
 }
 _OWN_CODE = "tests"
 
@@ -63,11 +65,21 @@ def _in_process_use(function: Any, seen: set[Any]) -> str | None:
             if _is_under(module, package):
                 used = module if isinstance(value, types.ModuleType) else f"{module}.{getattr(value, '__name__', name)}"
                 return f"{what} ({used})"
-        if inspect.isfunction(value) and _is_under(module, _OWN_CODE):
-            found = _in_process_use(value, seen)
-            if found:
-                return found
+        if _is_under(module, _OWN_CODE):
+            for helper in _helpers(value):
+                found = _in_process_use(helper, seen)
+                if found:
+                    return found
     return None
+
+
+def _helpers(value: Any) -> list[Any]:
+    """The code a name of the test modules stands for: a function, or a class's methods."""
+    if inspect.isfunction(value):
+        return [value]
+    if inspect.isclass(value):
+        return [member for member in vars(value).values() if inspect.isfunction(member)]
+    return []
 
 
 def _fixture_definitions(item: pytest.Item) -> dict[str, Any]:

@@ -21,7 +21,21 @@ from onceflow.local.stack import client
 from onceflow.local.template import PROJECT_ROOT
 from tests.endpoints.moto_server import clean_environment, moto_server
 
-SUITE = ("tests/test_smoke.py", "tests/statemachine", "tests/endpoints/test_external_stack.py")
+SUITE = (
+    "tests/test_smoke.py",
+    "tests/statemachine",
+    "tests/endpoints/test_external_stack.py",
+    # Where the claim broke before (issue 32): tests that stop executions through in-process hooks, an
+    # account id written out, a stack read through CloudFormation, the event source's noted visibility,
+    # `onceflow start` processes. Most are skipped here (embedded-only, found at collection); a
+    # few seconds in all.
+    "tests/reconciler",
+    "tests/operations/test_safety_net.py",
+    "tests/operations/test_status.py::test_status_counts_what_listing_and_scanning_count_without_either",
+    "tests/local/test_cli.py",
+    "tests/local/test_event_source_clock.py",
+    "tests/local/test_start_parameters.py",
+)
 LEFT_OUT = {
     # moto is not thread-safe (racing transactions both commit): why the embedded engine serialises requests.
     "tests/statemachine/test_concurrency.py": "needs a thread-safe engine",
@@ -30,7 +44,7 @@ LEFT_OUT = {
     # plain moto has no TestState (the embedded engine adds it); the module skips such an endpoint itself.
     "tests/statemachine/test_states_unit.py": "no TestState",
 }
-RUN_TIMEOUT = 150  # seconds; the run takes about 30 on two cores
+RUN_TIMEOUT = 150  # seconds; the run takes about 40 on two cores
 
 
 @pytest.fixture(scope="module")
@@ -104,4 +118,6 @@ def test_the_suite_runs_against_an_external_endpoint(external_url, tmp_path):
     assert skipped, "the fault-injection tests are skipped, not run"
     assert all("embedded engine only: " in outcome for outcome in skipped.values()), skipped
     assert len(passed) + len(skipped) == len(outcomes), outcomes
+    assert "tests.operations.test_safety_net.test_the_emulated_route_is_the_templates_rule" in passed
+    assert any("stops or times out executions at a state" in o for n, o in skipped.items() if ".reconciler." in n)
     assert _leftovers(external_url) == [], "each test deletes the stack it made"

@@ -16,6 +16,7 @@ import zlib
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from moto.sqs.models import Queue
 
 from tests.engine.behaviours import check_behaviours
@@ -86,6 +87,30 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "states:startExecution.sync / .sync:2 results carry the nested execution without the redrive fields": (
         "https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html",
         "test_a_sync_nested_execution_result_has_no_redrive_fields",
+    ),
+    "aws-sdk:dynamodb:putItem with a null Item: DynamoDb.DynamoDbException, DynamoDB's validation message": (
+        AWS_SDK,
+        "test_an_aws_sdk_put_item_with_a_null_item_fails_with_dynamodbs_validation_error",
+    ),
+    "aws-sdk:s3 putObject/getObject results: checksum, ChecksumType, ServerSideEncryption, the content type": (
+        AWS_SDK,
+        "test_aws_sdk_s3_results_carry_the_checksum_encryption_and_content_type_aws_returns",
+    ),
+    "S3 encrypts every bucket's objects with SSE-S3 by default; a single put's checksum is FULL_OBJECT": (
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/default-bucket-encryption.html",
+        "test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object",
+    ),
+    "A Distributed Map's ItemReader over s3:listObjectsV2 iterates over the objects (Etag, LastModified, …)": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html",
+        "test_a_distributed_map_iterates_over_an_s3_listing",
+    ),
+    "S3's REST answers keep their members (ListObjectsV2 lists the objects) with the speed-ups on": (
+        "https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html",
+        "test_s3_list_objects_v2_answers_the_objects",
+    ),
+    "GetActivityTask: InvalidArn for an ARN without its prefix, ActivityDoesNotExist for a deleted activity": (
+        "https://docs.aws.amazon.com/step-functions/latest/apireference/API_GetActivityTask.html",
+        "test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity",
     ),
 }
 
@@ -476,3 +501,162 @@ def test_a_sync_nested_execution_result_has_no_redrive_fields(account: Account):
         result = _task_result(account, f"arn:aws:states:::states:{resource}", parameters)
         assert set(result) == expected, resource
         assert result["Output"] == output and result["Status"] == "SUCCEEDED"
+
+
+def test_an_aws_sdk_put_item_with_a_null_item_fails_with_dynamodbs_validation_error(account: Account):
+    """AWS's recording (error_handling/test_aws_sdk.snapshot.json, test_dynamodb_invalid_param, July
+    2023): input {"TableName": …, "Key": null, "Item": null}, TaskScheduled parameters with
+    `"Item": null`, TaskFailed `DynamoDb.DynamoDbException` "1 validation error detected: Value null at
+    'item' failed to satisfy constraint: Member must not be null (Service: DynamoDb, Status Code: 400,
+    Request ID: …)" (moto: States.Runtime "'NoneType' object has no attribute 'items'")."""
+    definition = single_state(
+        {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:dynamodb:putItem",
+            "Parameters": {"TableName.$": "$.TableName", "Item.$": "$.Item"},
+        }
+    )
+
+    result = account.run(definition, {"TableName": "no_such_sfn_test_table", "Key": None, "Item": None})
+
+    [scheduled] = [e["taskScheduledEventDetails"] for e in result.history if e["type"] == "TaskScheduled"]
+    assert json.loads(scheduled["parameters"]) == {"TableName": "no_such_sfn_test_table", "Item": None}
+    failure = failed_event(result)
+    assert failure["error"] == "DynamoDb.DynamoDbException"
+    assert failure["cause"].startswith(
+        "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null "
+        "(Service: DynamoDb, Status Code: 400, Request ID: "
+    )
+
+
+def test_get_activity_task_refuses_an_invalid_arn_and_a_deleted_activity(account: Account):
+    """AWS's recordings (test_sfn_api_activities.snapshot.json, test_get_activity_task_invalid_arn and
+    test_get_activity_task_deleted, March 2024): "Invalid Arn: 'Invalid ARN prefix: no_an_activity_arn'"
+    and ActivityDoesNotExist "Activity Does Not Exist: '<arn>'" (moto: HTTP 500, not implemented); an
+    activity that exists and has no task answers without a token."""
+    sfn = account.sfn
+    activity_arn = sfn.create_activity(name="conformance-activity")["activityArn"]
+
+    idle = sfn.get_activity_task(activityArn=activity_arn, workerName="worker")
+    sfn.delete_activity(activityArn=activity_arn)
+    errors = {}
+    for arn in ("no_an_activity_arn", activity_arn):
+        with pytest.raises(ClientError) as raised:
+            sfn.get_activity_task(activityArn=arn)
+        errors[arn] = raised.value.response["Error"]
+
+    assert "taskToken" not in idle
+    assert errors == {
+        "no_an_activity_arn": {
+            "Code": "InvalidArn",
+            "Message": "Invalid Arn: 'Invalid ARN prefix: no_an_activity_arn'",
+        },
+        activity_arn: {"Code": "ActivityDoesNotExist", "Message": f"Activity Does Not Exist: '{activity_arn}'"},
+    }
+
+
+def test_aws_sdk_s3_results_carry_the_checksum_encryption_and_content_type_aws_returns(account: Account):
+    """AWS's recordings (services/test_aws_sdk_task_service.snapshot.json, November 2025):
+    test_s3_put_object[dict]: the result {"ChecksumCRC32": "hnEfWw==", "ChecksumType": "FULL_OBJECT",
+    "ETag": "\"49e31cee5aec8faf3345893addb14346\"", "ServerSideEncryption": "AES256"}, the object stored
+    as `{"Dict":"Value"}`, "text/plain; charset=UTF-8"; test_s3_get_object[str]: AcceptRanges,
+    ContentLength, ContentType, ETag, LastModified, Metadata, ServerSideEncryption, Body and no
+    checksum. (moto: {"ETag", "ChecksumCrc32"}; binary/octet-stream; a getObject with ChecksumCrc32
+    and without ServerSideEncryption.)"""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-s3")
+    s3.put_object(Bucket="conformance-s3", Key="file_key", Body=b"text data")
+    task = {"Type": "Task", "Parameters": {"Bucket": "conformance-s3", "Key.$": "$.Key"}}
+
+    put = _task_result(
+        account,
+        "arn:aws:states:::aws-sdk:s3:putObject",
+        {"Bucket": "conformance-s3", "Key": "file-key", "Body": {"Dict": "Value"}},
+    )
+    got = account.run(single_state({**task, "Resource": "arn:aws:states:::aws-sdk:s3:getObject"}), {"Key": "file_key"})
+    stored = s3.get_object(Bucket="conformance-s3", Key="file-key", ChecksumMode="ENABLED")
+
+    assert put == {
+        "ChecksumCRC32": "hnEfWw==",
+        "ChecksumType": "FULL_OBJECT",
+        "ETag": '"49e31cee5aec8faf3345893addb14346"',
+        "ServerSideEncryption": "AES256",
+    }
+    assert stored["Body"].read() == b'{"Dict":"Value"}'
+    assert (stored["ContentType"], stored["ChecksumType"]) == ("text/plain; charset=UTF-8", "FULL_OBJECT")
+    [succeeded] = [e["taskSucceededEventDetails"] for e in got.history if e["type"] == "TaskSucceeded"]
+    result = json.loads(succeeded["output"])
+    assert set(result) == {
+        "AcceptRanges", "ContentLength", "ContentType", "ETag", "LastModified", "Metadata",
+        "ServerSideEncryption", "Body",
+    }  # fmt: skip
+    assert {k: result[k] for k in ("ContentLength", "ContentType", "ServerSideEncryption", "Body")} == {
+        "ContentLength": 9,
+        "ContentType": "binary/octet-stream",
+        "ServerSideEncryption": "AES256",
+        "Body": "text data",
+    }
+
+
+def test_s3_buckets_encrypt_by_default_and_a_single_put_checksum_is_full_object(account: Account):
+    """S3's default encryption page: SSE-S3 for every bucket since 2023 (GetBucketEncryption answers
+    the rule, objects ServerSideEncryption AES256; after DeleteBucketEncryption too); a PutObject
+    with the SDK's default CRC32 answers ChecksumType FULL_OBJECT (moto: no encryption,
+    ServerSideEncryptionConfigurationNotFoundError, no ChecksumType)."""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-sse")
+
+    put = s3.put_object(Bucket="conformance-sse", Key="k", Body=b"data")
+    s3.delete_bucket_encryption(Bucket="conformance-sse")
+    rules = s3.get_bucket_encryption(Bucket="conformance-sse")["ServerSideEncryptionConfiguration"]["Rules"]
+    head = s3.head_object(Bucket="conformance-sse", Key="k")
+
+    assert (put["ServerSideEncryption"], put["ChecksumType"]) == ("AES256", "FULL_OBJECT")
+    assert rules == [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": False}]
+    assert head["ServerSideEncryption"] == "AES256" and "ChecksumType" not in head  # not asked for the checksum
+
+
+def test_a_distributed_map_iterates_over_an_s3_listing(account: Account):
+    """AWS's recording (scenarios/test_base_scenarios.snapshot.json,
+    test_map_item_reader_base_list_objects_v2, September 2023): three objects, the Map's output their
+    `{"Etag", "LastModified", "Key", "Size", "StorageClass"}` with LastModified as ISO text; an empty
+    prefix iterates over nothing. (Before: MapRunFailed, cause 'Contents'.)"""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-item-reader")
+    for i in range(3):
+        s3.put_object(Bucket="conformance-item-reader", Key=f"file_{i}.txt", Body=f"{i}HelloWorld!")
+    reader = {
+        "Resource": "arn:aws:states:::s3:listObjectsV2",
+        "Parameters": {"Bucket.$": "$.Bucket", "Prefix.$": "$.Prefix"},
+    }
+    processor = {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}}
+    processor |= {"StartAt": "PassItem", "States": {"PassItem": {"Type": "Pass", "End": True}}}
+    definition = single_state({"Type": "Map", "MaxConcurrency": 1, "ItemReader": reader, "ItemProcessor": processor})
+
+    listed = account.run(definition, {"Bucket": "conformance-item-reader", "Prefix": "file_"})
+    nothing = account.run(definition, {"Bucket": "conformance-item-reader", "Prefix": "none_"})
+
+    assert listed.status == "SUCCEEDED", listed.history
+    items = json.loads(account.describe(listed.arn)["output"])
+    assert [(i["Key"], i["Size"], i["StorageClass"]) for i in items] == [
+        (f"file_{i}.txt", 12, "STANDARD") for i in range(3)
+    ]
+    assert all(list(i) == ["Etag", "LastModified", "Key", "Size", "StorageClass"] for i in items)
+    assert all(i["Etag"].startswith('"') and i["LastModified"].endswith("Z") for i in items)
+    assert nothing.status == "SUCCEEDED" and json.loads(account.describe(nothing.arn)["output"]) == []
+
+
+def test_s3_list_objects_v2_answers_the_objects(account: Account):
+    """ListObjectsV2's page names its objects (with the serializer_fast_paths speed-up on, S3's XML
+    answers had lost every member: an empty `<ListBucketResult/>`)."""
+    s3 = account.client("s3")
+    s3.create_bucket(Bucket="conformance-listing")
+    s3.put_object(Bucket="conformance-listing", Key="a.txt", Body=b"a")
+
+    page = s3.list_objects_v2(Bucket="conformance-listing")
+
+    assert (page["Name"], page["KeyCount"], [o["Key"] for o in page["Contents"]]) == (
+        "conformance-listing",
+        1,
+        ["a.txt"],
+    )

@@ -90,3 +90,25 @@ def test_a_task_without_heartbeats_times_out_on_the_scaled_heartbeat(account: Ac
         "error": "States.Timeout",
     }
     assert result.history[-1]["executionFailedEventDetails"] == {"error": "States.Timeout"}
+
+
+def test_retry_delays_count_the_seconds_they_ask_for(account: Account):
+    """A Retry waits IntervalSeconds × BackoffRate^n before each attempt (error-handling page:
+    https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html): those seconds
+    are the execution's, as a Wait's are, so a retry of 10 s under TimeoutSeconds 5 ends TIMED_OUT at
+    the engine's time scale 0 (before: a delay counted the real time it took, none, and the
+    execution FAILED after its retries); delays that fit (2 + 4 under 30) still run every attempt."""
+
+    def failing_with_retry(timeout: int, interval: int) -> dict[str, Any]:
+        fail = {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sqs:getQueueUrl"}
+        fail |= {"Parameters": {"QueueName": "deadlines-no-such-queue"}, "End": True}
+        fail["Retry"] = [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": interval, "MaxAttempts": 2}]
+        return {"TimeoutSeconds": timeout, "StartAt": "Fail", "States": {"Fail": fail}}
+
+    timed_out = wait_for(account.sfn, account.start(account.state_machine(failing_with_retry(5, 10))), timeout=30)
+    fitting = wait_for(account.sfn, account.start(account.state_machine(failing_with_retry(30, 2))), timeout=30)
+
+    assert timed_out.status == "TIMED_OUT", [e["type"] for e in timed_out.history]
+    assert [e["type"] for e in timed_out.history][-2:] == ["TaskFailed", "ExecutionTimedOut"]
+    assert fitting.status == "FAILED" and fitting.attempts("Fail") == 3
+    assert account.aws.clock.retry_delays[-2:] == [2, 4]

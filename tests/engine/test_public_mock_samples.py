@@ -4,6 +4,8 @@
   https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-test-sm-exec.html
 - aws-samples/serverless-test-samples, python-test-samples/step-functions-local-mock: its ASL, its
   MockConfigFile.json and what its own tests assert (tests/unit/src/test_step_functions_local.py).
+- The LocalStack docs' JSONata mock example (LambdaRetryCase), written out here in its shape:
+  https://docs.localstack.cloud/aws/services/stepfunctions/ ("Mocked Service Integrations").
 
 Both live under tests/engine/samples/ with their source and licence. Their Lambda and SQS tasks
 are mocked, so no Lambda runtime is needed; HybridPath's SQS state runs against the embedded SQS.
@@ -144,3 +146,68 @@ def test_sample_hybrid_path(run_sample):
 
     assert _events(result, "ExecutionSucceeded"), "Execution did not complete successfully"
     assert _exited(result, "LambdaState") and _exited(result, "SQSState")
+
+
+# -- the LocalStack docs' JSONata example: an Assign after a Retry -------------------------------------
+
+GREETING = "Hello John Smith, you're now testing mocked integrations!"
+JSONATA_RETRY = {
+    "QueryLanguage": "JSONata",
+    "StartAt": "LambdaState",
+    "States": {
+        "LambdaState": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Arguments": {
+                "FunctionName": "GreetingsFunction",
+                "Payload": {"fullname": "{% $states.input.name & ' ' & $states.input.surname %}"},
+            },
+            "Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 2, "MaxAttempts": 4, "BackoffRate": 2}],
+            "Assign": {"greeting": "{% $states.result.Payload.greeting %}"},
+            "Next": "Greet",
+        },
+        "Greet": {"Type": "Pass", "Output": "{% $greeting %}", "End": True},
+    },
+}
+
+
+@pytest.mark.parametrize("test_case", ["BaseCase", "LambdaRetryCase"])
+def test_jsonata_assign_reads_the_result_of_the_attempt_that_succeeded(account, monkeypatch, tmp_path, test_case):
+    """The docs' LambdaRetryCase: errors on invocations 0, 1-2, the mocked Return on 3; the Assign then
+    reads `$states.result.Payload.greeting` as on a first attempt (BaseCase). Before: the Assign found
+    nothing (States.QueryEvaluationError), the States.ALL Retry ran a fifth invocation the mock does
+    not answer, and the execution failed States.Runtime."""
+    returned = {"Return": {"StatusCode": 200, "Payload": {"greeting": GREETING}}}
+    config = tmp_path / "MockConfigFile.json"
+    config.write_text(
+        json.dumps(
+            {
+                "StateMachines": {
+                    NAME: {
+                        "TestCases": {
+                            "BaseCase": {"LambdaState": "Success"},
+                            "LambdaRetryCase": {"LambdaState": "Retry"},
+                        }
+                    }
+                },
+                "MockedResponses": {
+                    "Success": {"0": returned},
+                    "Retry": {
+                        "0": {"Throw": {"Error": "Lambda.ServiceException", "Cause": "An internal service error."}},
+                        "1-2": {"Throw": {"Error": "Lambda.TooManyRequestsException", "Cause": "Rate exceeded."}},
+                        "3": returned,
+                    },
+                },
+            }
+        )
+    )
+    monkeypatch.setenv(SFN_MOCK_CONFIG, str(config))
+    sfn = account.sfn
+    arn = sfn.create_state_machine(name=NAME, definition=json.dumps(JSONATA_RETRY), roleArn=ROLE_ARN)["stateMachineArn"]
+    started = sfn.start_execution(stateMachineArn=f"{arn}#{test_case}", input='{"name": "John", "surname": "Smith"}')
+
+    result = wait_for(sfn, started["executionArn"], timeout=30)
+
+    assert result.status == "SUCCEEDED", result.history
+    assert json.loads(account.describe(result.arn)["output"]) == GREETING
+    assert result.attempts("LambdaState") == (4 if test_case == "LambdaRetryCase" else 1)

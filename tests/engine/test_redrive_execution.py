@@ -84,12 +84,10 @@ def failed_publish(account: Account) -> ExecutionResult:
     return result
 
 
-def start_held_at_retry(account: Account, hold: RetryHold, timeout_seconds: int | None = None) -> str:
+def start_held_at_retry(account: Account, hold: RetryHold) -> str:
     """Start an execution whose Publish fails once and then waits to retry (the topic is missing)."""
     definition = json.loads(json.dumps(PUBLISH_AFTER_PREPARE))
     definition["States"]["Publish"]["Retry"] = [{"ErrorEquals": ["SNS.NotFoundException"], "MaxAttempts": 1}]
-    if timeout_seconds is not None:
-        definition["TimeoutSeconds"] = timeout_seconds
     arn = account.start(account.state_machine(definition), {"text": "hello"})
     assert hold.reached.wait(10), "Publish did not reach its retry"
     return arn
@@ -235,11 +233,16 @@ def test_aborted_execution_resumes_at_the_state_it_was_stopped_in(
     assert events.index("ExecutionRedriven") == events.index("ExecutionAborted") + 1
 
 
-def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Account, hold: RetryHold) -> None:
-    """The machine's TimeoutSeconds (1 s here: the one real wait of this module) ends the held run."""
-    arn = start_held_at_retry(account, hold, timeout_seconds=1)
+def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Account) -> None:
+    """Publish's Retry asks for 10 s under TimeoutSeconds 5: the execution times out there (a Retry's
+    seconds are the execution's, interpreter/deadlines.py); redriven, the timeout starts again."""
+    definition = json.loads(json.dumps(PUBLISH_AFTER_PREPARE))
+    definition["TimeoutSeconds"] = 5
+    definition["States"]["Publish"]["Retry"] = [
+        {"ErrorEquals": ["SNS.NotFoundException"], "IntervalSeconds": 10, "MaxAttempts": 1}
+    ]
+    arn = account.start(account.state_machine(definition), {"text": "hello"})
     assert wait_for(account.sfn, arn, timeout=30).status == "TIMED_OUT"
-    hold.released.set()
     assert redrive_fields(account, arn)["redriveStatus"] == "REDRIVABLE"
 
     account.client("sns").create_topic(Name=TOPIC)
@@ -249,6 +252,26 @@ def test_timed_out_execution_resumes_and_its_timeout_starts_again(account: Accou
     assert result.path == ["Prepare", "Publish", "Publish", "Report"]
     events = types(result.history)
     assert events.index("ExecutionRedriven") == events.index("ExecutionTimedOut") + 1
+
+
+def test_a_redriven_executions_timeout_is_measured_on_its_time_line(account: Account) -> None:
+    """TimeoutSeconds starts again for the redriven run (redrive-executions.html) and, as for a first
+    run (interpreter/deadlines.py; AWS's recording test_global_timeout), a Wait past it ends the
+    execution TIMED_OUT whatever the time scale: here a Wait of 60 s under TimeoutSeconds 5, which
+    time scale 0 makes instant (before: the redriven run counted real seconds and SUCCEEDED)."""
+    definition = json.loads(json.dumps(PUBLISH_AFTER_PREPARE))
+    definition["TimeoutSeconds"] = 5
+    definition["States"]["Publish"]["Next"] = "Linger"
+    definition["States"]["Linger"] = {"Type": "Wait", "Seconds": 60, "Next": "Report"}
+    arn = account.start(account.state_machine(definition), {"text": "hello"})
+    assert wait_for(account.sfn, arn, timeout=30).status == "FAILED"
+
+    account.client("sns").create_topic(Name=TOPIC)
+    account.sfn.redrive_execution(executionArn=arn)
+    result = wait_for(account.sfn, arn, timeout=30)
+
+    assert result.status == "TIMED_OUT"
+    assert types(result.history)[-2:] == ["WaitStateEntered", "ExecutionTimedOut"]
 
 
 def test_a_history_budget_does_not_prune_a_redriven_execution_while_it_runs(

@@ -118,6 +118,19 @@ def test_the_call_returns_only_when_the_execution_ended_with_its_service_calls(a
     assert sorted(item["id"]["S"] for item in items) == sorted(f"i-{n}" for n in range(8))
 
 
+def test_the_input_is_the_callers_own_text(account):
+    """StartSyncExecution's `input` is "the string that contains the JSON input data of the execution"
+    (API_StartSyncExecution.html), as DescribeExecution's is: the caller's text, spaces kept, while
+    the states work on the value (their history texts are compact; AWS's recordings from July 2024
+    on, docs/TESTING.md). The engine answered compact JSON."""
+    machine = account.state_machine(PASS_THROUGH, kind="EXPRESS")
+
+    result = sfn(account).start_sync_execution(stateMachineArn=machine, input='{"n":  1,\n "m": [1, 2]}')
+
+    assert result["input"] == '{"n":  1,\n "m": [1, 2]}'
+    assert result["output"] == '{"n":1,"m":[1,2],"added":7}'
+
+
 def test_names_are_not_deduplicated(account):
     machine = account.state_machine(PASS_THROUGH, kind="EXPRESS")
     client = sfn(account)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from onceflow.ops.executions import wait_for
 from tests.engine.harness import Account
 
@@ -118,3 +120,45 @@ def test_a_task_waiting_in_one_branch_is_aborted_when_another_branch_fails(accou
     assert linked == {"TaskFailed", "TaskSubmitted"}, _events(result.history)
     assert waiting_token  # never answered: the Parallel's failure ended its wait
     assert len(account.sfn.get_execution_history(executionArn=arn)["events"]) == len(result.history)
+
+
+def test_the_token_of_a_closed_task_is_timed_out(account: Account):
+    """SendTaskSuccess/SendTaskFailure/SendTaskHeartbeat's TaskTimedOut (API reference: "the task
+    associated with the token has already been closed"): a token answered once, while its execution
+    waits in the next task and after it ended; a token never issued stays InvalidToken ("Invalid Token:
+    'Invalid token'", LocalStack's recording test_sfn_send_task_outcome_with_no_such_token, 2025).
+    (Before: the second answer was taken as the first, and after the end InvalidToken.)"""
+    sqs, queue_url = _queue(account, "tokens-closed")
+    first = {**_wait_task(queue_url), "Next": "Second"}
+    first.pop("End")
+    definition = {"StartAt": "First", "States": {"First": first, "Second": _wait_task(queue_url)}}
+    sfn = account.sfn
+    arn = account.start(account.state_machine(definition), {})
+
+    token = _token(sqs, queue_url)
+    sfn.send_task_success(taskToken=token, output='{"first": true}')
+    second = _token(sqs, queue_url)  # the execution now waits in Second
+    while_running = _error(lambda: sfn.send_task_success(taskToken=token, output="{}"))
+    sfn.send_task_success(taskToken=second, output="{}")
+    result = wait_for(sfn, arn, timeout=30)
+    after_the_end = [
+        _error(lambda: sfn.send_task_success(taskToken=token, output="{}")),
+        _error(lambda: sfn.send_task_failure(taskToken=second, error="Late")),
+        _error(lambda: sfn.send_task_heartbeat(taskToken=second)),
+    ]
+    never_issued = _error(lambda: sfn.send_task_success(taskToken="no-such-token", output="{}"))
+
+    assert result.status == "SUCCEEDED"
+    [first_done, _] = [e["taskSucceededEventDetails"] for e in result.history if e["type"] == "TaskSucceeded"]
+    assert json.loads(first_done["output"]) == {"first": True}
+    assert while_running == "TaskTimedOut"
+    assert after_the_end == ["TaskTimedOut"] * 3
+    assert never_issued == "InvalidToken"
+
+
+def _error(call: Any) -> str:
+    try:
+        call()
+    except ClientError as error:
+        return str(error.response["Error"]["Code"])
+    return "no error"

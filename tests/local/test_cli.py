@@ -607,6 +607,9 @@ def test_redrive_refuses_a_skip_error_nothing_has_and_moves_nothing(started: Sta
     assert re.search(r"would move [1-9]", still), "a pipeline error absent from the queue is accepted"
 
 
+@pytest.mark.embedded_only(
+    reason="the CLI finds the stack through CloudFormation; an external endpoint's stack has none"
+)
 @pytest.mark.parametrize("mode", ["EXPRESS"])
 def test_status_and_trace_of_an_express_stack_say_what_aws_does_not_list(stack: LocalStack) -> None:
     """AWS lists no Express execution and keeps no history of one (API_ListExecutions:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from onceflow.local.event_source import SqsEventSource
 from tests.support import order
 
@@ -33,6 +35,7 @@ def test_a_failed_record_is_visible_again_only_when_its_visibility_timeout_has_p
     sqs.purge_queue(QueueUrl=stack.source_queue_url)
 
 
+@pytest.mark.embedded_only(reason="the event source reads the visibility change the embedded SQS noted")
 def test_a_visibility_timeout_the_function_set_on_its_record_is_the_one_that_runs_out(stack):
     """Lambda leaves a failed record's visibility as it is: it reappears when its visibility timeout
     runs out (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html), and a

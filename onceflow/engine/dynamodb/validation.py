@@ -4,16 +4,19 @@
   ValidationException "1 validation error detected: Value '<name>' at 'tableName' failed to
   satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+" (moto looked
   the name up and answered ResourceNotFoundException). A table ARN is a TableName too.
-- required_members: an optimised `dynamodb:*` task whose parameters lack a member the API requires
-  (putItem without Item) fails as DynamoDB answers the call, ValidationException "Value null at
-  'item' failed to satisfy constraint: Member must not be null"; on the embedded engine botocore's
-  client-side check (or a Python error) stood in for it.
+- required_members: an optimised `dynamodb:*` or an `aws-sdk:dynamodb:*` task whose parameters lack
+  a member the API requires, or give it null (putItem without Item, or `"Item": null`), fails as
+  DynamoDB answers the call, ValidationException "Value null at 'item' failed to satisfy constraint:
+  Member must not be null" (the aws-sdk task: `DynamoDb.DynamoDbException`, "… (Service: DynamoDb,
+  Status Code: 400, Request ID: …)"); on the embedded engine botocore's client-side check (or a
+  Python error: States.Runtime "'NoneType' object has no attribute 'items'") stood in for it.
 - error_names: a DynamoDB error the API model does not name (ValidationException) reaches the
   workflow as `DynamoDB.AmazonDynamoDBException`, the SDK's base exception; modeled ones keep their
   code (`DynamoDB.ResourceNotFoundException`).
 
 AWS's recordings: LocalStack's error_handling/test_task_service_dynamodb.snapshot.json
-(test_invalid_param, test_put_item_invalid_table_name);
+(test_invalid_param, test_put_item_invalid_table_name) and error_handling/test_aws_sdk.snapshot.json
+(test_dynamodb_invalid_param, July 2023);
 https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html (TableName's
 pattern), https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.html
 """
@@ -29,6 +32,9 @@ from botocore.exceptions import ClientError
 from moto.core.utils import camelcase_to_underscores
 from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.responses import DynamoHandler
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+    StateTaskServiceAwsSdk,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (
     StateTaskServiceDynamoDB,
 )
@@ -46,6 +52,7 @@ def moto_needs() -> list[Need]:
         need(DynamoHandler, "call_action"),
         need(DynamoHandler, "_get_action"),
         need(StateTaskServiceDynamoDB, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
+        need(StateTaskServiceAwsSdk, "_eval_service_task", "env", "resource_runtime_part", "normalised_parameters"),
         need(StateTaskServiceDynamoDB, "_error_cause_from_client_error", "client_error"),
     ]
 
@@ -65,14 +72,20 @@ def table_names() -> list[Patch]:
                 f"Member must satisfy regular expression pattern: {TABLE_NAME.pattern}"
             )
 
-            def refuse() -> Any:
-                raise MockValidationException(message)
-
-            # moto's call_action looks the action up on the handler and answers its errors as DynamoDB does.
-            setattr(self, camelcase_to_underscores(self._get_action()), refuse)
+            refuse_action(self, MockValidationException(message))
         return original(self)
 
     return [(DynamoHandler, "call_action", call_action)]
+
+
+def refuse_action(handler: DynamoHandler, error: Exception) -> None:
+    """Make the handler answer its request with `error`: moto's call_action looks the action up on the
+    handler and answers its errors as DynamoDB does."""
+
+    def refuse() -> Any:
+        raise error
+
+    setattr(handler, camelcase_to_underscores(handler._get_action()), refuse)
 
 
 def _validation_error(message: str, action: str) -> ClientError:
@@ -85,8 +98,24 @@ def _validation_error(message: str, action: str) -> ClientError:
     )
 
 
+def _refuse_missing_members(action: str, parameters: dict) -> None:
+    """DynamoDB's ValidationException for the members its API requires that the call lacks (or has null)."""
+    operation = operation_model("dynamodb", action)
+    if operation is None or operation.input_shape is None:
+        return
+    missing = [m for m in operation.input_shape.required_members if parameters.get(m) is None]
+    if missing:
+        problems = [
+            f"Value null at '{m[0].lower() + m[1:]}' failed to satisfy constraint: Member must not be null"
+            for m in missing
+        ]
+        count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+        raise _validation_error(f"{count}: {'; '.join(problems)}", operation.name)
+
+
 def required_members() -> list[Patch]:
     original = StateTaskServiceDynamoDB._eval_service_task
+    original_sdk = StateTaskServiceAwsSdk._eval_service_task
 
     def _eval_service_task(
         self: StateTaskServiceDynamoDB,
@@ -95,19 +124,24 @@ def required_members() -> list[Patch]:
         normalised_parameters: dict,
         state_credentials: Any = None,
     ) -> None:
-        operation = operation_model("dynamodb", self.resource.api_action)
-        if operation is not None and operation.input_shape is not None:
-            missing = [m for m in operation.input_shape.required_members if normalised_parameters.get(m) is None]
-            if missing:
-                problems = [
-                    f"Value null at '{m[0].lower() + m[1:]}' failed to satisfy constraint: Member must not be null"
-                    for m in missing
-                ]
-                count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-                raise _validation_error(f"{count}: {'; '.join(problems)}", operation.name)
+        _refuse_missing_members(self.resource.api_action, normalised_parameters)
         original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
 
-    return [(StateTaskServiceDynamoDB, "_eval_service_task", _eval_service_task)]
+    def _eval_sdk_task(
+        self: StateTaskServiceAwsSdk,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: dict,
+        state_credentials: Any = None,
+    ) -> None:
+        if self.resource.api_name.lower() == "dynamodb":
+            _refuse_missing_members(self.resource.api_action, normalised_parameters)
+        original_sdk(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return [
+        (StateTaskServiceDynamoDB, "_eval_service_task", _eval_service_task),
+        (StateTaskServiceAwsSdk, "_eval_service_task", _eval_sdk_task),
+    ]
 
 
 def _modeled_errors() -> set[str]:

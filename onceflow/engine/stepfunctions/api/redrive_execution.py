@@ -191,16 +191,19 @@ class RedriveWorker(ExecutionWorker):
         self.env.states.reset(input_value=self._state_input)
         with suppress(RuntimeError):  # stopped already: no state runs, the body records ExecutionAborted
             self.env.next_state_name = self._state_name
-        timeout = program.timeout_seconds.timeout_seconds if program.timeout_seconds else None
         # moto's Program.eval, started at the unsuccessful state instead of StartAt; the body is run
         # even when a stop came first (EvalComponent.eval would skip it, and ExecutionAborted with
-        # it), as stop_execution.py does for a first run.
-        evaluation = threading.Thread(target=program._eval_body, args=(self.env,), daemon=True)
-        TMP_THREADS.append(evaluation)
-        evaluation.start()
-        evaluation.join(timeout=timeout)
-        if evaluation.is_alive():
-            self.env.set_timed_out()
+        # it), as stop_execution.py does for a first run. TimeoutSeconds starts again, on a new time
+        # line of the execution's seconds (interpreter/deadlines.py), as the first run's.
+        if program.timeout_seconds is not None:
+            timeout = program.timeout_seconds.timeout_seconds
+            rate = deadlines.rate_of(self.env.event_manager)
+            deadlines.run_on_time_line(self.env, timeout, rate, lambda: program._eval_body(self.env))
+        else:
+            evaluation = threading.Thread(target=program._eval_body, args=(self.env,), daemon=True)
+            TMP_THREADS.append(evaluation)
+            evaluation.start()
+            evaluation.join()
         self._execution_communication.terminated()
 
 

@@ -114,7 +114,9 @@ def sync_output(execution: Execution) -> dict[str, Any]:
         "startDate": execution.start_date,
         "stopDate": execution.stop_date,
         "status": sync_status,
-        "input": to_json_str(execution.input_data, separators=(",", ":")),
+        # The caller's own text, as DescribeExecution answers it (api/executions.py).
+        "input": getattr(execution, "execution_input", None)
+        or to_json_str(execution.input_data, separators=(",", ":")),
         "inputDetails": {"included": True},
         # Also when the execution failed (no output): AWS's recording, LocalStack's
         # express/test_express_sync.snapshot.json (test_base[BASE_RAISE_FAILURE]).

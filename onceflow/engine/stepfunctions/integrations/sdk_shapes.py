@@ -5,9 +5,13 @@
   (Step Functions' own API: `stateMachineArn`), values of string members that are not text become
   JSON text and blob members bytes of compact JSON. moto 5.2.5 ships this code but the step that
   applies it (`_normalise_parameters`) is empty: a task calling Step Functions itself (aws-sdk:sfn
-  or the optimised `states:startExecution`) failed with States.Runtime "'StateMachineArn'".
+  or the optimised `states:startExecution`) failed with States.Runtime "'StateMachineArn'". A null
+  member is not sent (the service answers as for a member left out: DynamoDB's "Value null at
+  'item' …", dynamodb/validation.py); moto's mapping failed on it with a Python error.
 - normalised_results: the result's members come back PascalCase (`ExecutionArn`, `StartDate`),
-  as AWS's recordings show; moto returned the SDK's own (`executionArn`). A timestamp member is
+  as AWS's recordings show; moto returned the SDK's own (`executionArn`). Only the first letter
+  changes: S3's `ChecksumCRC32` stays so (AWS's recording test_s3_put_object, 2025; moto wrote
+  `ChecksumCrc32`). A timestamp member is
   ISO 8601 text (UTC, milliseconds, `Z`, as the context object's times); moto's datetime did not
   serialise, and the task failed with a Python TypeError.
 
@@ -45,6 +49,7 @@ def moto_needs() -> list[Need]:
         need(StateTaskService, "_from_boto_response", "response", "structure_shape"),
         need(StateTaskService, "_get_boto_service_name", "boto_service_name"),
         need(StateTaskService, "_get_boto_service_action", "service_action_name"),
+        need(StateTaskService, "_to_sfn_cased", "member_key"),
     ]
 
 
@@ -77,11 +82,22 @@ def normalised_requests() -> list[Patch]:
         boto_service_name: str | None = None,
         service_action_name: str | None = None,
     ) -> None:
+        _without_nulls(parameters)
         operation = _operation(self, boto_service_name, service_action_name)
         if operation is not None and operation.input_shape is not None:
             self._to_boto_request(parameters, operation.input_shape)
 
     return [(StateTaskService, "_normalise_parameters", _normalise_parameters)]
+
+
+def _without_nulls(parameters: dict) -> None:
+    """Drop null members (in place, nested too): the SDK Step Functions calls with does not send a
+    member that is null, so the service answers as for a member left out."""
+    for key, value in list(parameters.items()):
+        if value is None:
+            del parameters[key]
+        elif isinstance(value, dict):
+            _without_nulls(value)
 
 
 def normalised_results() -> list[Patch]:
@@ -96,7 +112,16 @@ def normalised_results() -> list[Patch]:
             self._from_boto_response(response, operation.output_shape)
         _timestamps_as_text(response)
 
-    return [(StateTaskService, "_normalise_response", _normalise_response)]
+    return [
+        (StateTaskService, "_normalise_response", _normalise_response),
+        (StateTaskService, "_to_sfn_cased", staticmethod(_sfn_cased)),
+    ]
+
+
+def _sfn_cased(member_key: str) -> str:
+    """A result member as Step Functions names it: the model's spelling, its first letter upper case
+    (`executionArn` → `ExecutionArn`, `ChecksumCRC32` stays; moto made that `ChecksumCrc32`)."""
+    return member_key[:1].upper() + member_key[1:]
 
 
 def _timestamps_as_text(value: Any) -> None:

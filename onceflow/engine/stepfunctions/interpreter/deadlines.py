@@ -14,7 +14,7 @@ moto measured the execution's deadline in real seconds while the engine's Wait a
 are scaled (`EmbeddedAws(time_scale=...)`, 0 in tests): a Wait longer than the execution's
 TimeoutSeconds took no time, so the execution SUCCEEDED. Here each execution has a time line in
 its own seconds: a Wait moves it by the seconds it asks for, whatever it took, and a task waiting
-for its callback (`.waitForTaskToken`) or a Retry's delay moves it by the real time that takes at the time scale's rate
+for its callback (`.waitForTaskToken`) moves it by the real time that takes at the time scale's rate
 (`time_scale` real seconds per second; 1 when the scale is 0, so that a callback a test sends has
 real time to arrive); the engine's own work moves it not at all, so that no time scale turns
 milliseconds of work into seconds. A Wait that would pass the execution's deadline waits only
@@ -29,26 +29,32 @@ Wait 30 s take 30 s, not 30 s each, however the engine's threads happen to be sc
 iterations one Map worker runs (MaxConcurrency) follow one another on its lane.
 Once the execution timed out it stays TIMED_OUT, and what its cut-short branches and iterations
 still do is not written to its history (it ends with ExecutionTimedOut, as on AWS).
-A Retry's delay moves it by the real time the delay takes (at the rate), not by the seconds it asks
-for: under time scale 0 a retried task takes no time of the execution's TimeoutSeconds.
+A Retry's delay moves it by the seconds the Retry asks for, as a Wait does (a delay that would pass
+the deadline times the execution out at once), whatever the time scale makes of them: under time
+scale 0 a Retry of IntervalSeconds 10 still uses 10 s of a TimeoutSeconds of 5
+(docs/TESTING.md, tests/engine/test_deadlines.py).
+A redriven execution runs on a new time line (its TimeoutSeconds starts again,
+api/redrive_execution.py) at the first run's rate.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from moto.stepfunctions.parser.api import HistoryEventType
+from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.common.retry.retrier_decl import RetrierDecl
 from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
 from moto.stepfunctions.parser.asl.component.program.program import Program
 from moto.stepfunctions.parser.asl.component.state.exec import execute_state
-from moto.stepfunctions.parser.asl.component.state.exec.execute_state import ExecutionState
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component import (
     InlineIterationComponent,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.iteration_worker import IterationWorker
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.job import JobPool
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.max_concurrency import (
     DEFAULT_MAX_CONCURRENCY_VALUE,
 )
@@ -68,6 +74,7 @@ from onceflow.engine.registry import current
 Patch = tuple[Any, str, Any]
 TIMELINE = "_onceflow_timeline"  # on an execution's EventManager, which all its frames share
 LANE = "_onceflow_lane"  # on an environment (the execution's or a frame): its Lane
+RATE = "_onceflow_rate"  # on an execution's EventManager: the rate of its time line
 SIDE_BY_SIDE = "_onceflow_side_by_side"  # on a Map's JobPool: every iteration has a worker of its own
 
 
@@ -87,7 +94,9 @@ def moto_needs() -> list[Need]:
         need(InlineIterationComponent, "_launch_worker", "env", "eval_input", "job_pool"),
         need(Environment, "set_error", "error"),
         need(StateTaskServiceCallback, "_eval_wait_for_task_token", "env"),
-        need(ExecutionState, "_handle_retry"),
+        need(RetrierDecl, "_eval_body", "env"),
+        need(retrier_decl, "time"),  # its sleep: a Retry's delay
+        need(JobPool, "__init__", "job_program", "job_inputs"),  # sets _jobs_number, the count of its items
         need(EventManager, "add_event", "context", "event_type"),
     ]
 
@@ -177,6 +186,32 @@ class Timeline:
             return True
 
 
+def run_on_time_line(env: Any, timeout_seconds: float, rate: float, body: Callable[[], None]) -> None:
+    """Run an execution's program (`body`, on a thread of its own) on a new time line whose deadline is
+    its TimeoutSeconds; time the execution out when the line reaches the deadline first."""
+    timeline = Timeline(timeout_seconds, rate, env)
+    setattr(env.event_manager, TIMELINE, timeline)
+    env.__dict__[LANE] = timeline.root_lane
+
+    def run() -> None:
+        try:
+            body()
+        finally:
+            timeline.end()
+
+    worker = threading.Thread(target=run, daemon=True, name="onceflow-execution")
+    TMP_THREADS.append(worker)
+    worker.start()
+    if not timeline.ended_in_time():
+        timeline.timed_out = True
+        env.set_timed_out()
+
+
+def rate_of(event_manager: Any) -> float:
+    """The rate an execution's first run had (1 when it had no deadline)."""
+    return float(getattr(event_manager, RATE, 1.0))
+
+
 def timeline_of(env: Any) -> Timeline | None:
     return getattr(env.event_manager, TIMELINE, None)
 
@@ -212,6 +247,34 @@ class _ScaledEvent(threading.Event):
         return super().wait(None if timeout is None else timeout * self._rate())
 
 
+_retrying = threading.local()  # the environment whose Retry delay this thread is sleeping
+
+
+class _RetryTime:
+    """What a retrier sees as `time`: its delay moves the time line by the seconds it asks for, as a
+    Wait does; a delay that would pass the deadline times the execution out at once."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+
+    def sleep(self, seconds: float) -> None:
+        env = getattr(_retrying, "env", None)
+        timeline = timeline_of(env) if env is not None else None
+        lane = lane_of(env) if env is not None else None
+        if timeline is None or lane is None:
+            self._inner.sleep(seconds)
+            return
+        began = timeline.now(lane)
+        if began + seconds >= timeline.deadline:
+            timeline.time_out(lane)
+            return
+        self._inner.sleep(seconds)
+        timeline.moved(lane, began + seconds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
     rate = Rate(clock)
     original_eval = current(before, Program, "eval")
@@ -225,29 +288,15 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
     original_launch = current(before, InlineIterationComponent, "_launch_worker")
     original_set_error = current(before, Environment, "set_error")
     original_token_wait = current(before, StateTaskServiceCallback, "_eval_wait_for_task_token")
-    original_retry = current(before, ExecutionState, "_handle_retry")
+    original_retrier = current(before, RetrierDecl, "_eval_body")
     original_add_event = current(before, EventManager, "add_event")
 
     def eval_program(self: Program, env: Any) -> None:
         if env.is_frame() or self.timeout_seconds is None:  # a branch, an iteration: the execution's line
             return original_eval(self, env)
-        timeline = Timeline(self.timeout_seconds.timeout_seconds, rate(), env)
-        setattr(env.event_manager, TIMELINE, timeline)
-        env.__dict__[LANE] = timeline.root_lane
         env.next_state_name = self.start_at.start_at_name
-
-        def run() -> None:
-            try:
-                EvalComponent.eval(self, env)
-            finally:
-                timeline.end()
-
-        worker = threading.Thread(target=run, daemon=True, name="onceflow-execution")
-        TMP_THREADS.append(worker)
-        worker.start()
-        if not timeline.ended_in_time():
-            timeline.timed_out = True
-            env.set_timed_out()
+        setattr(env.event_manager, RATE, rate())  # a redrive of the execution runs at the same rate
+        run_on_time_line(env, self.timeout_seconds.timeout_seconds, rate(), lambda: EvalComponent.eval(self, env))
 
     def set_error(self: Environment, error: Any) -> None:
         timeline = timeline_of(self)
@@ -300,7 +349,8 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
 
     def launch_worker(self: InlineIterationComponent, env: Any, eval_input: Any, job_pool: Any) -> Any:
         limit = eval_input.max_concurrency
-        side_by_side = limit == DEFAULT_MAX_CONCURRENCY_VALUE or limit >= len(eval_input.input_items)
+        # The pool's count: a Distributed Map's items come from its ItemReader, not eval_input.input_items.
+        side_by_side = limit == DEFAULT_MAX_CONCURRENCY_VALUE or limit >= job_pool._jobs_number
         job_pool.__dict__[SIDE_BY_SIDE] = side_by_side
         return original_launch(self, env=env, eval_input=eval_input, job_pool=job_pool)
 
@@ -325,6 +375,13 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
 
         return counted
 
+    def retrier_body(self: RetrierDecl, env: Any) -> None:
+        _retrying.env = env  # the retrier's sleep (_RetryTime) moves this env's lane
+        try:
+            original_retrier(self, env)
+        finally:
+            _retrying.env = None
+
     def callback_wait(self: CallbackEndpoint, timeout: float | None = None) -> Any:
         return original_callback_wait(self, timeout=None if timeout is None else timeout * rate())
 
@@ -346,7 +403,8 @@ def patches(before: Sequence[Patch] = (), clock: Any = None) -> list[Patch]:
         (InlineIterationComponent, "_launch_worker", launch_worker),
         (Environment, "set_error", set_error),
         (StateTaskServiceCallback, "_eval_wait_for_task_token", real_time_counts(original_token_wait)),
-        (ExecutionState, "_handle_retry", real_time_counts(original_retry)),
+        (RetrierDecl, "_eval_body", retrier_body),
+        (retrier_decl, "time", _RetryTime(current(before, retrier_decl, "time"))),
         (EventManager, "add_event", add_event),
         (execute_state, "threading", _ScaledThreading(rate)),
         (CallbackEndpoint, "wait", callback_wait),

@@ -48,21 +48,19 @@ def moto_needs() -> list[Need]:
 
 
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
-    original_task_body = current(before, StateTask, "_eval_body")
+    own_task_body = any(owner is StateTask and name == "_eval_body" for owner, name, _ in before)
+    own_task_body = own_task_body or "_eval_body" in StateTask.__dict__
+    original_task_body = current(before, StateTask, "_eval_body") if own_task_body else None
     original_stop = current(before, BranchWorker, "stop")
     original_branches = current(before, BranchesDecl, "_eval_body")
     original_add_event = current(before, EventManager, "add_event")
 
-    # StateTask inherits _eval_body: look it up on each call, so a later patch of CommonStateField's
-    # (the fault schedules' interrupts, quotas' delayed transitions) still reaches every Task.
-    inherited = "_eval_body" not in StateTask.__dict__ and not any(
-        owner is StateTask and name == "_eval_body" for owner, name, _ in before
-    )
-
     def _task_body(self: StateTask, env: Any) -> None:
         env.__dict__[OPEN_TASK] = True
-        # an uncaught failure leaves the Task open: the Parallel aborts it
-        if inherited:
+        # An uncaught failure leaves the Task open: the Parallel aborts it. StateTask inherits its body:
+        # it is looked up at each call, so a later patch of CommonStateField._eval_body (a test's
+        # interrupts, onceflow/devtools/schedules/hooks.py) still sees Task states.
+        if original_task_body is None:
             super(StateTask, self)._eval_body(env)
         else:
             original_task_body(self, env)

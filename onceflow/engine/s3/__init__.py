@@ -1,0 +1,1 @@
+"""Amazon S3 as AWS answers it where moto differs."""

@@ -108,9 +108,9 @@ def test_a_fifo_source_with_the_subscriber_is_deployed_fed_and_subscribed(fifo_w
         return {m["event_id"] for m in scan(started.stack.client("dynamodb"), markers_table)}
 
     poll_until(lambda: applied() >= event_ids, 60, "the subscriber applied every notification", interval=0.2)
-    assert applied() == event_ids
-    status = _console("status", "--endpoint", started.endpoint)
-    assert re.search(r"events\s+│ 12 recorded: 12 sent", status), status
+    status = _console("status", "--endpoint", started.endpoint)  # the module's other test may have sent one more
+    recorded = re.search(r"events\s+│ (\d+) recorded: (\d+) sent", status)
+    assert recorded and int(recorded.group(1)) == int(recorded.group(2)) >= 12, status
     assert re.search(r"subscriber\s+│ 0 notifications waiting", status), status
 
 

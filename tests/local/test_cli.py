@@ -448,8 +448,8 @@ def test_status_on_aws_with_no_region_configured_says_how_to_set_one(tmp_path: P
     environment = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
     line = _one_line(_console("status", "--aws", env=environment), 1)
     assert line == (
-        "onceflow status: no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your "
-        "AWS profile)"
+        "onceflow status: no AWS region configured: export AWS_REGION=us-east-1 (or AWS_DEFAULT_REGION), or set "
+        "one in your AWS profile: aws configure set region us-east-1"
     )
 
 

@@ -239,6 +239,7 @@ def _at_least(minimum: int) -> Any:
             raise typer.BadParameter(f"{value}: must be {minimum} or more")
         return value
 
+    check.minimum = minimum  # type: ignore[attr-defined]  # what tests/local/test_bad_values.py tries below
     return check
 
 
@@ -954,7 +955,9 @@ def main() -> None:
 
 @app.command()
 def cost(
-    mix: Annotated[str, typer.Option(help="shares per path, e.g. new=70,redelivered=25,pending=5")] = "",
+    mix: Annotated[
+        str, typer.Option(callback=cli_checks.mix(), help="shares per path, e.g. new=70,redelivered=25,pending=5")
+    ] = "",
     template: Annotated[
         Path | None,
         typer.Option(
@@ -973,26 +976,18 @@ def cost(
     ] = None,
 ) -> None:
     """Cost per million events: each path run on the embedded engine, priced for STANDARD, EXPRESS and the single-Lambda floor."""
-    from onceflow.devtools.cost import (
-        DEFAULT_MIX,
-        MixError,
-        parse_mix,
-        print_cost_run,
-        run_cost_model,
-        template_at_revision,
-    )
-    from onceflow.local.template import TEMPLATE_PATH
+    from onceflow.devtools.cost.mix import DEFAULT_MIX, parse_mix
 
-    try:
-        shares = parse_mix(mix or DEFAULT_MIX)
-    except MixError as error:
-        raise typer.BadParameter(f"{mix!r}: {error}", param_hint="'--mix'") from None
     if revision is not None and template is not None:
         raise typer.BadParameter(
             "give --template or --revision, not both (--revision reads the template of that revision)",
             param_hint="'--revision'",
         )
-    overrides = _parameters(parameter, template or TEMPLATE_PATH)
+    shares = parse_mix(mix or DEFAULT_MIX)  # checked as the command line was read
+    overrides = _parameters(parameter, template or cli_checks.PACKAGE_TEMPLATE)  # before the engine's imports
+    from onceflow.devtools.cost import print_cost_run, run_cost_model, template_at_revision
+    from onceflow.local.template import TEMPLATE_PATH
+
     _quiet_engine_logs()
     if revision is not None:
         from contextlib import ExitStack
@@ -1021,7 +1016,9 @@ def cost(
 
 @app.command()
 def capacity(
-    region: Annotated[str, typer.Option(help="the AWS region whose quotas apply")] = "us-east-1",
+    region: Annotated[
+        str, typer.Option(callback=cli_checks.region(), help="the AWS region whose quotas apply")
+    ] = "us-east-1",
     backlog: Annotated[
         int, typer.Option(min=0, help="a backlog of this many events: how long it takes to drain")
     ] = 1_000_000,
@@ -1039,11 +1036,11 @@ def capacity(
     """Sustained events/s per mode in a region from AWS's published quotas: what binds first, bursts, drains, latency."""
     import logging
 
+    overrides = _parameters(parameter, template or cli_checks.PACKAGE_TEMPLATE)  # before the engine's imports
     from onceflow.devtools.capacity import RegionError, capacity_for, load_quotas, print_capacity
     from onceflow.local.template import TEMPLATE_PATH
 
     logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
-    overrides = _parameters(parameter, template or TEMPLATE_PATH)
     try:
         capacities = capacity_for(template or TEMPLATE_PATH, region, overrides, groups)
     except RegionError as error:

@@ -27,6 +27,8 @@ Check = Callable[[typer.Context, typer.CallbackParam, Any], Any]
 # (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html).
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the checkout `--revision` reads from, when it is one
+# onceflow.local.template.TEMPLATE_PATH (cost's and capacity's default), without importing the SAM translator.
+PACKAGE_TEMPLATE = PACKAGE_ROOT / "template.yaml"
 
 
 def _given(ctx: typer.Context, param: typer.CallbackParam) -> bool:
@@ -225,6 +227,34 @@ def stack_name() -> Check:
     return _kind("stack-name", check)
 
 
+def known_regions() -> set[str]:
+    """Every region of every AWS partition in botocore's endpoint data."""
+    from botocore.loaders import create_loader
+
+    endpoints = create_loader().load_data("endpoints")
+    return {name for partition in endpoints["partitions"] for name in partition.get("regions", {})}
+
+
+def region() -> Check:
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        if value is None:
+            return value
+        regions = known_regions()
+        if value not in regions:
+            import difflib
+
+            import botocore
+
+            close = difflib.get_close_matches(value, sorted(regions), n=1)
+            hint = f"did you mean {close[0]}?" if close else "e.g. us-east-1, eu-west-1"
+            raise typer.BadParameter(
+                f"{value!r}: not an AWS region (botocore {botocore.__version__} knows {len(regions)}; {hint})"
+            )
+        return value
+
+    return _kind("region", check)
+
+
 def finite(minimum: float = 0.0) -> Check:
     """A float at least `minimum` and finite: click's own range lets nan and inf through."""
 
@@ -234,6 +264,22 @@ def finite(minimum: float = 0.0) -> Check:
         return value
 
     return _kind("number", check)
+
+
+def mix() -> Check:
+    """`cost --mix`: shares per path (onceflow/devtools/cost/mix.py), read without the engine."""
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        from onceflow.devtools.cost.mix import MixError, parse_mix
+
+        if value:
+            try:
+                parse_mix(value)
+            except MixError as error:
+                raise typer.BadParameter(f"{value!r}: {error}") from None
+        return value
+
+    return _kind("mix", check)
 
 
 def given_value(args: list[str], param: Any) -> str | None:

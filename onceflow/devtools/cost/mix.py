@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from onceflow.devtools.cost.paths import PATH_KEYS
+# The keys of paths.PATHS (paths.py checks that they are the same), written here so that a mix is read
+# without the engine paths.py imports.
+PATH_KEYS = ("new", "redelivered", "pending", "conflict", "dead_lettered", "expired")
 
 DEFAULT_MIX = "new=70,redelivered=25,pending=5"
 

@@ -653,10 +653,21 @@ def trace(
         ),
     ] = None,
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Rewrite the page every --every seconds while `onceflow start` runs; the page reloads itself. "
+            "Ctrl-C writes it once more without reloading: the file to share.",
+        ),
+    ] = False,
+    every: Annotated[int, typer.Option(min=1, max=3600, help="With --watch: seconds between rewrites.")] = 5,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
     from onceflow.devtools.trace import write_trace
+    from onceflow.devtools.trace.collect import Collected, collect, without_cycle_collection
     from onceflow.devtools.trace.progress import collect_with_progress, pruned_line
+    from onceflow.ops.subscriber import outcomes
 
     page = Path(out) if out is not None else Path("reports") / f"{stack_name}-trace.html"
     problem = cli_checks.write_problem(page, "trace.html") if out is None else None
@@ -672,7 +683,7 @@ def trace(
         )
     definition = json.loads(machine["definition"])
 
-    def known(listed: list[dict[str, Any]]) -> None:  # told before any history is read
+    def named(listed: list[dict[str, Any]]) -> None:  # told before any history is read
         if execution is not None and not any(execution in (e["name"], e["executionArn"]) for e in listed):
             examples = ", ".join(e["name"] for e in listed[-3:]) or "there are no executions yet"
             raise typer.BadParameter(
@@ -680,32 +691,69 @@ def trace(
                 param_hint="'--execution'",
             )
 
-    from onceflow.devtools.trace.collect import without_cycle_collection
-    from onceflow.ops.subscriber import outcomes
+    read_before: list[Collected] = []
 
-    with without_cycle_collection():
-        collected = collect_with_progress(sfn, stack.state_machine_arn, check=known)
+    def read() -> Collected:
+        """Every execution; a watch's later rounds read only what is new or was running."""
+        with without_cycle_collection():
+            if not read_before:
+                collected = collect_with_progress(sfn, stack.state_machine_arn, check=named)
+            else:
+                earlier = {r.arn: r for r in read_before[0].executions}
+                collected = collect(sfn, stack.state_machine_arn, check=named, known=earlier)
+        read_before[:] = [collected]
+        return collected
+
+    def write(collected: Collected, live: Any = None) -> Path:
         results = collected.executions
-        subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
-            stack.outputs,
-            stack.client("dynamodb"),
-            stack.client("sqs"),
-            (str(r.input.get("event_id", "")) for r in results),
-        )
-        try:
-            path = write_trace(
-                definition,
-                results,
-                page,
-                selected=execution,
-                history_budget=collected.history_budget,
-                subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+        with without_cycle_collection():
+            subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
+                stack.outputs,
+                stack.client("dynamodb"),
+                stack.client("sqs"),
+                (str(r.input.get("event_id", "")) for r in results),
             )
-        except OSError as error:  # the folder changed since the option was checked
-            _fail(f"cannot write the page to {page}: {(error.strerror or str(error)).lower()}")
-    typer.echo(f"trace of {len(results)} executions written to {path}")
+            try:
+                return write_trace(
+                    definition,
+                    results,
+                    page,
+                    selected=execution,
+                    history_budget=collected.history_budget,
+                    subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+                    live=live,
+                )
+            except OSError as error:  # the folder changed since the option was checked
+                _fail(f"cannot write the page to {page}: {(error.strerror or str(error)).lower()}")
+
+    if watch:
+        from onceflow.devtools.trace.watch import watch as watching
+
+        def told(collected: Collected, path: Path) -> None:
+            if not told_once:
+                told_once.append(path)
+                typer.echo(
+                    f"trace of {_counted(len(collected.executions), 'execution')} written to {path}; rewritten every "
+                    f"{every} s while this runs (the page reloads itself); Ctrl-C writes it once more, to share"
+                )
+
+        told_once: list[Path] = []
+        watched = watching(read, write, every, on_round=told)
+        collected, path = watched.last, watched.path
+        if watched.ended_by != "interrupted":
+            typer.echo(f"watch ended: {watched.ended_by}; the page keeps what was read last", err=True)
+    else:
+        collected = read()
+        path = write(collected)
+    results = collected.executions
+    typer.echo(f"trace of {_counted(len(results), 'execution')} written to {path}")
     if collected.pruned:
         typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))
+
+
+def _counted(count: int, noun: str) -> str:
+    """`1 execution`, `2 executions`: what the commands print counts in."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 @app.command()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,9 +110,12 @@ def collect(
     readers: int = READERS,
     margin: int = MARGIN,
     check: Callable[[list[dict[str, Any]]], None] | None = None,
+    known: Mapping[str, ExecutionResult] | None = None,
 ) -> Collected:
     """`check` sees the listing (ListExecutions' summaries, oldest first) before any history is read,
-    and may raise: a name the state machine has no execution of is told without reading them all."""
+    and may raise: a name the state machine has no execution of is told without reading them all.
+    `known`: executions read before (by ARN); one that had ended then is taken as it was (an ended
+    execution's history does not change), so `trace --watch` reads only what is new or running."""
     budget = history_budget(sfn, state_machine_arn)
     listed = oldest_first(list_executions(sfn, state_machine_arn))
     if check:
@@ -120,9 +123,17 @@ def collect(
     if progress:
         progress(0, len(listed))
     pruned_for_sure = known_pruned(listed, budget, margin)
+    earlier = known or {}
+
+    def read(i: int) -> ExecutionResult:
+        was = earlier.get(listed[i]["executionArn"])
+        if was is not None and was.status != "RUNNING" and was.status == listed[i]["status"]:
+            return was
+        return _read(sfn, listed[i], i in pruned_for_sure)
+
     results: list[ExecutionResult] = []
     with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="trace-reader") as pool:
-        reads = pool.map(lambda i: _read(sfn, listed[i], i in pruned_for_sure), range(len(listed)))
+        reads = pool.map(read, range(len(listed)))
         for result in reads:
             results.append(result)
             if progress and (len(results) % PROGRESS_STEP == 0 or len(results) == len(listed)):

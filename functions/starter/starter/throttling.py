@@ -30,8 +30,10 @@ throttle that outlasts `maxReceiveCount` attempts dead-letters a valid event. In
    maxReceiveCount: SQS's redrive policy moves it at the next receive, with no reason attached) is
    dead-lettered by the starter with its reason instead (`last_receives`), with the group's records
    held back behind it that are on their last receive too, in order: R1's dead letter always
-   carries its reason. With MaxReceiveCount 5 that is after about 15.5 hours of uninterrupted
-   throttling (30 min + 1 h + 2 h + 4 h + 8 h of holds).
+   carries its reason. With MaxReceiveCount 5 that is its fifth receive, after 7.5 hours of
+   uninterrupted throttling (the holds of its first four: 30 min + 1 h + 2 h + 4 h); the redrive
+   policy would have moved it, without a reason, 8 hours later. Dead-lettering it is the one way
+   it keeps its reason: after the last receive the starter never sees it again.
 
 Time: every wait is counted against the invocation, the SDK's own too. botocore's standard retry
 mode retries a throttled call by itself (up to its max attempts, sleeping rand(0, 1) x min(2^i, 20) s
@@ -63,9 +65,10 @@ MAX_DELAY_SECONDS = AWS_MAX_DELAY_SECONDS
 # A FIFO record throttled for a whole invocation, on its n-th receive, stays in flight
 # HOLD_BASE_SECONDS x 2^(n-1): 30 min, 1 h, 2 h, 4 h, 8 h, then the cap. The first is about the
 # queue's own visibility timeout (1980 s, from the receive), so a throttle that ends soon costs what
-# it did before; with MaxReceiveCount 5 (the template's default) the redrive policy can move the
-# record only after 30 min + 1 h + 2 h + 4 h + 8 h = 15.5 h of throttling (each further receive
-# allowed adds the cap). SQS caps a message's visibility at 12 h counted from its receive
+# it did before; with MaxReceiveCount 5 (the template's default) the fifth receive, the last before
+# the redrive policy would move it, comes after 30 min + 1 h + 2 h + 4 h = 7.5 h of throttling (each
+# further receive allowed adds the next hold: 8 h, then the cap), and there the starter dead-letters
+# it with its reason (`last_receives`). SQS caps a message's visibility at 12 h counted from its receive
 # (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
 # a longer request is refused); the starter asks at most an hour less, as its call comes within the
 # receive's visibility timeout (1980 s) plus its own run.

@@ -138,47 +138,35 @@ def folder_problem(path: Path) -> str | None:
     return None if why is None else f"cannot write in {folder} ({why})"
 
 
-def _kind(kind: str, check: Check) -> Check:
+def refusing(kind: str, problem_of: Callable[[str], str | None], given_only: bool = False) -> Check:
+    """A typer callback refusing a value `problem_of` finds a problem with, in one line naming it;
+    `kind` is what the bad-values test walks it as. `given_only`: a default is left to the command."""
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        if value is None or (given_only and not _given(ctx, param)):
+            return value
+        problem = problem_of(str(value))
+        if problem:
+            raise typer.BadParameter(f"{str(value)!r}: {problem}")
+        return value
+
     check.kind = kind  # type: ignore[attr-defined]
     return check
 
 
 def input_file(what: str = "file") -> Check:
     """A file to read; checked only when given (a command tells a missing default its own way)."""
-
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        if value is None or not _given(ctx, param):
-            return value
-        problem = read_problem(Path(str(value)).expanduser(), what)
-        if problem:
-            raise typer.BadParameter(f"{str(value)!r}: {problem}")
-        return value
-
-    return _kind("template" if what == "template" else "input-file", check)
+    kind = "template" if what == "template" else "input-file"
+    return refusing(kind, lambda value: read_problem(Path(value).expanduser(), what), given_only=True)
 
 
 def output_file(example: str) -> Check:
     """A file to write (its folders are made): refused when it is a folder or cannot be written."""
-
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        if value is None:
-            return value
-        problem = write_problem(Path(str(value)).expanduser(), example)
-        if problem:
-            raise typer.BadParameter(f"{str(value)!r}: {problem}")
-        return value
-
-    return _kind("output-file", check)
+    return refusing("output-file", lambda value: write_problem(Path(value).expanduser(), example))
 
 
 def output_folder() -> Check:
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        problem = folder_problem(Path(str(value)).expanduser()) if value is not None else None
-        if problem:
-            raise typer.BadParameter(f"{str(value)!r}: {problem}")
-        return value
-
-    return _kind("output-folder", check)
+    return refusing("output-folder", lambda value: folder_problem(Path(value).expanduser()))
 
 
 def revision_problem(revision: str, root: Path = PACKAGE_ROOT) -> str | None:
@@ -206,25 +194,17 @@ def revision_problem(revision: str, root: Path = PACKAGE_ROOT) -> str | None:
 
 
 def revision() -> Check:
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        problem = revision_problem(value) if value is not None else None
-        if problem:
-            raise typer.BadParameter(f"{value!r}: {problem}")
-        return value
+    return refusing("revision", revision_problem)
 
-    return _kind("revision", check)
+
+def stack_name_problem(value: str) -> str | None:
+    if STACK_NAME.fullmatch(value):
+        return None
+    return "a stack name is a letter, then letters, digits and hyphens (at most 128), e.g. onceflow-local"
 
 
 def stack_name() -> Check:
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        if value is not None and not STACK_NAME.fullmatch(value):
-            raise typer.BadParameter(
-                f"{value!r}: a stack name is a letter, then letters, digits and hyphens (at most 128), "
-                "e.g. onceflow-local"
-            )
-        return value
-
-    return _kind("stack-name", check)
+    return refusing("stack-name", stack_name_problem)
 
 
 def known_regions() -> set[str]:
@@ -235,24 +215,21 @@ def known_regions() -> set[str]:
     return {name for partition in endpoints["partitions"] for name in partition.get("regions", {})}
 
 
+def region_problem(value: str) -> str | None:
+    regions = known_regions()
+    if value in regions:
+        return None
+    import difflib
+
+    import botocore
+
+    close = difflib.get_close_matches(value, sorted(regions), n=1)
+    hint = f"did you mean {close[0]}?" if close else "e.g. us-east-1, eu-west-1"
+    return f"not an AWS region (botocore {botocore.__version__} knows {len(regions)}; {hint})"
+
+
 def region() -> Check:
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        if value is None:
-            return value
-        regions = known_regions()
-        if value not in regions:
-            import difflib
-
-            import botocore
-
-            close = difflib.get_close_matches(value, sorted(regions), n=1)
-            hint = f"did you mean {close[0]}?" if close else "e.g. us-east-1, eu-west-1"
-            raise typer.BadParameter(
-                f"{value!r}: not an AWS region (botocore {botocore.__version__} knows {len(regions)}; {hint})"
-            )
-        return value
-
-    return _kind("region", check)
+    return refusing("region", region_problem)
 
 
 def finite(minimum: float = 0.0) -> Check:
@@ -263,23 +240,25 @@ def finite(minimum: float = 0.0) -> Check:
             raise typer.BadParameter(f"{value}: a number, {minimum:g} or more (e.g. 0.01)")
         return value
 
-    return _kind("number", check)
+    check.kind = "number"  # type: ignore[attr-defined]
+    return check
+
+
+def mix_problem(value: str) -> str | None:
+    """`cost --mix`: shares per path (onceflow/devtools/cost/mix.py), read without the engine."""
+    from onceflow.devtools.cost.mix import MixError, parse_mix
+
+    if not value:
+        return None  # the default mix
+    try:
+        parse_mix(value)
+    except MixError as error:
+        return str(error)
+    return None
 
 
 def mix() -> Check:
-    """`cost --mix`: shares per path (onceflow/devtools/cost/mix.py), read without the engine."""
-
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
-        from onceflow.devtools.cost.mix import MixError, parse_mix
-
-        if value:
-            try:
-                parse_mix(value)
-            except MixError as error:
-                raise typer.BadParameter(f"{value!r}: {error}") from None
-        return value
-
-    return _kind("mix", check)
+    return refusing("mix", mix_problem)
 
 
 def given_value(args: list[str], param: Any) -> str | None:

@@ -661,7 +661,7 @@ def trace(
             "Ctrl-C writes it once more without reloading: the file to share.",
         ),
     ] = False,
-    every: Annotated[int, typer.Option(min=1, max=3600, help="With --watch: seconds between rewrites.")] = 5,
+    every: Annotated[int, typer.Option(callback=_at_least(1), help="With --watch: seconds between rewrites.")] = 5,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
     from onceflow.devtools.trace import write_trace
@@ -802,12 +802,17 @@ def redrive(
         raise typer.Exit(code=1)
 
 
-class DeadLetterQueue(StrEnum):
-    """Which dead-letter queue (the stack output that names it: onceflow/ops/letters.py)."""
+DEAD_LETTER_QUEUES = ("pipeline", "subscriber", "safety-net")  # onceflow/ops/letters.py, QUEUES
 
-    PIPELINE = "pipeline"
-    SUBSCRIBER = "subscriber"
-    SAFETY_NET = "safety-net"
+
+def _dead_letter_queue(value: str) -> str:
+    """A str, not an enum: an enum option would import pydantic for typer's coercion (cli_values.py)."""
+    if value.lower() not in DEAD_LETTER_QUEUES:
+        raise typer.BadParameter(f"{value!r}: one of {', '.join(DEAD_LETTER_QUEUES)}")
+    return value.lower()
+
+
+_dead_letter_queue.kind = "choice"  # type: ignore[attr-defined]  # for tests/local/test_bad_values.py
 
 
 @app.command("dead-letters")
@@ -818,9 +823,8 @@ def dead_letters(
     message_id: Annotated[str | None, typer.Option(help="Show this dead letter in full: body and attributes.")] = None,
     event_id: Annotated[str | None, typer.Option(help="Show the dead letters of this event in full.")] = None,
     queue: Annotated[
-        DeadLetterQueue,
-        typer.Option(case_sensitive=False, help="pipeline (the DLQ), subscriber (its DLQ) or safety-net."),
-    ] = DeadLetterQueue.PIPELINE,
+        str, typer.Option(callback=_dead_letter_queue, help="pipeline (the DLQ), subscriber (its DLQ) or safety-net.")
+    ] = "pipeline",
     limit: Annotated[
         int, typer.Option(callback=_at_least(1), help="Read at most this many messages of the queue.")
     ] = 1000,
@@ -831,18 +835,18 @@ def dead_letters(
     from onceflow.ops.letters import QUEUES, letters
 
     stack = _stack(endpoint, stack_name, aws)
-    output = QUEUES[queue.value]
+    output = QUEUES[queue]
     url = stack.outputs.get(output)
     if url is None:
         raise typer.BadParameter(
-            f"{queue.value!r}: the stack has no output {output} (the subscriber's: DeploySubscriber=true)",
+            f"{queue!r}: the stack has no output {output} (the subscriber's: DeploySubscriber=true)",
             param_hint="'--queue'",
         )
     read = list(letters(stack.client("sqs"), url, limit, sfn=stack.client("stepfunctions")))
     wanted = message_id is not None or event_id is not None
     chosen = [letter for letter in read if letter.matches(message_id, event_id)] if wanted else read
     if not read:
-        typer.echo(f"the {queue.value} dead-letter queue is empty")
+        typer.echo(f"the {queue} dead-letter queue is empty")
         return
     if not wanted:
         console.print(f"{len(read)} dead letters in {url.rsplit('/', 1)[-1]}:", highlight=False, soft_wrap=True)

@@ -10,7 +10,7 @@ SAM := .venv-sam/bin/sam
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: help venv venv-sam venv-checkov venv-tools demo test lint check ci build integration clean distclean
+.PHONY: help venv venv-sam venv-checkov venv-tools demo test adoption lint check ci build integration clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-13s %s\n", $$1, $$2 }'
@@ -33,6 +33,9 @@ demo: venv ## run the whole pipeline locally, on the embedded AWS
 
 test: venv venv-tools ## the test suite, without tests/integration, static checks included (PYTEST_ARGS="-k name" to narrow it)
 	ONCEFLOW_REQUIRE_TOOLS=1 $(PY) -m pytest tests --ignore=tests/integration $(PYTEST_ARGS)
+
+adoption: venv ## the wheel as a team uses it: built, installed in a new venv outside the repo, `onceflow init --example payments`, its pytest and demo
+	bash .ci/run adoption
 
 lint: venv ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .

@@ -42,7 +42,7 @@ class Mode(StrEnum):
 
 
 class Source(StrEnum):
-    """The template's SourceQueueType (`--source fifo`: a FIFO queue, one message group per customer)."""
+    """The template's SourceQueueType (`--source fifo`: a FIFO queue, the events spread over message groups)."""
 
     STANDARD = "standard"
     FIFO = "fifo"
@@ -399,7 +399,8 @@ def start(
             if done.routed:
                 console.print(f"safety net: {done.routed} execution(s) ended outside the workflow's paths → reconciler")
             logs.publish()
-            time.sleep(0.2)
+            if not (done.handled or done.notified):  # a full queue is read again at once; an idle one waits
+                time.sleep(0.2)
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
@@ -434,6 +435,17 @@ def _parameters(items: list[str] | None, template: str | Path) -> dict[str, str]
         return parse_parameters(items, Path(template))
     except ParameterError as problem:
         raise typer.BadParameter(str(problem), param_hint="'--parameter'") from None
+
+
+def _app_template(template: Path | None) -> Path:
+    """The app's template.yaml: the one given, else the one in this folder; one line when there is none."""
+    chosen = template or Path(DEFAULT_TEMPLATE)
+    if not chosen.is_file():
+        raise typer.BadParameter(
+            f"{chosen}: no template.yaml there; run in your app's folder or pass --template PATH",
+            param_hint="'--template'",
+        )
+    return chosen
 
 
 def _domain(template: str) -> Any:
@@ -901,17 +913,25 @@ def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float
 
 @app.command()
 def demo(
-    events: Annotated[int, typer.Option(callback=_at_least(1), help="Unique orders in the stream.")] = 500,
+    events: Annotated[
+        int,
+        typer.Option(
+            callback=_at_least(1), help="Unique events in the stream (the app's sample with fresh event ids)."
+        ),
+    ] = 500,
     duplicates: Annotated[
         float, typer.Option(callback=_duplicate_share, help="Share of messages that are duplicates (0–<1).")
     ] = 0.3,
     poison: Annotated[int, typer.Option(callback=_at_least(0), help="Messages that can never succeed.")] = 6,
-    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Order ids reused with another payload.")] = 3,
+    conflicts: Annotated[int, typer.Option(callback=_at_least(0), help="Event ids reused with another payload.")] = 3,
     concurrency: Annotated[int, typer.Option(callback=_at_least(1), help="Concurrent starter invocations.")] = 4,
     seed: Annotated[int, typer.Option()] = 7,
     mode: Annotated[Mode, typer.Option(case_sensitive=False, help="The state machine type.")] = Mode.STANDARD,
     source: Annotated[
-        Source, typer.Option(case_sensitive=False, help="The source queue type (fifo adds R5, order per customer).")
+        Source,
+        typer.Option(
+            case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
+        ),
     ] = Source.STANDARD,
     time_scale: Annotated[
         float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
@@ -999,6 +1019,96 @@ def demo(
     raise typer.Exit(code=0 if run.report.passed else 1)
 
 
+@app.command()
+def init(
+    path: Annotated[
+        Path | None, typer.Argument(help="The new app's folder (new or empty); its name is the project's.")
+    ] = None,
+    sample_event: Annotated[
+        Path | None,
+        typer.Option(help="A message body of your domain (a JSON object): the app is made from its fields."),
+    ] = None,
+    event_id_path: Annotated[
+        str | None, typer.Option(help="Where the event_id is in that body: names joined by dots, e.g. payment_id.")
+    ] = None,
+    example: Annotated[
+        str | None, typer.Option(help="Make a shipped domain's app instead (payments): its sample and id path.")
+    ] = None,
+    business_key: Annotated[
+        str | None, typer.Option(help="The business table's key attribute (default: the id path's last name).")
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            help="The field the example subscriber tallies by and a FIFO source's message group "
+            "(default: the first text field that is not the event_id)."
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The project's name (default: the folder's name).")] = None,
+    stack_name: Annotated[
+        str | None, typer.Option(help="The CloudFormation stack in samconfig.toml (default: from the folder's name).")
+    ] = None,
+    location: Annotated[
+        bool, typer.Option("--location", help="Print the app template's folder, for `sam init --location`, and exit.")
+    ] = False,
+) -> None:
+    """Write a new Onceflow app (a SAM application) for your domain into PATH, from one sample body.
+
+    In PATH then: `pytest` runs the app's tests on its stack on the embedded AWS, `onceflow demo` judges
+    R1–R4 on a stream of its events, `sam validate && sam deploy --guided` puts it on AWS."""
+    from onceflow.app_template import TemplateNotOnDisk
+    from onceflow.app_template import location as template_location
+
+    if location:
+        try:
+            typer.echo(str(template_location()))
+        except TemplateNotOnDisk as problem:
+            _fail(str(problem))
+        return
+    from onceflow.app_template.render import InitError, examples, render
+
+    if path is None:
+        raise typer.BadParameter("name the new app's folder, e.g. `onceflow init payments-app --example payments`")
+    values: dict[str, str] = {}
+    if example is not None:
+        shipped = examples()
+        if example not in shipped:
+            raise typer.BadParameter(f"{example!r}: the shipped examples are {', '.join(sorted(shipped))}")
+        if sample_event is not None:
+            raise typer.BadParameter("give --example or --sample-event, not both", param_hint="'--example'")
+        chosen = shipped[example]
+        values.update(sample_body=chosen.sample_text, event_id_path=event_id_path or chosen.event_id_path)
+        values.update(group_by=chosen.group_by)
+    else:
+        if sample_event is None or event_id_path is None:
+            raise typer.BadParameter(
+                "give --sample-event FILE and --event-id-path EXPR (or --example payments)",
+                param_hint="'--sample-event'",
+            )
+        try:
+            values.update(sample_body=sample_event.read_text(encoding="utf-8"), event_id_path=event_id_path)
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else "not UTF-8 text"
+            raise typer.BadParameter(
+                f"{sample_event}: cannot be read ({reason})", param_hint="'--sample-event'"
+            ) from None
+    given = {"business_key": business_key, "group_by": group_by, "project_name": name, "stack_name": stack_name}
+    values.update({key: value for key, value in given.items() if value is not None})
+    try:
+        made = render(path, values)
+    except InitError as problem:
+        raise typer.BadParameter(str(problem)) from None
+    inputs = made.inputs
+    typer.echo(
+        f"wrote {made.path}: events of {inputs.sample_file} with the event_id at {inputs.event_id_path}, "
+        f"business key {inputs.business_key}, schema functions/starter/{inputs.schema_file}"
+    )
+    typer.echo(
+        f'next: cd {path} && python -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest '
+        '&& .venv/bin/onceflow demo\nwhat to change for your own business item: README.md, "Where to change what"'
+    )
+
+
 # Commands added later go above main().
 
 
@@ -1036,10 +1146,14 @@ def cost(
             "give --template or --revision, not both (--revision reads the template of that revision)",
             param_hint="'--revision'",
         )
+    app_template = _app_template(template)
+    if revision is not None:  # in the app's own repository
+        problem = cli_checks.revision_problem(revision, app_template.absolute().parent)
+        if problem:
+            raise typer.BadParameter(f"{revision!r}: {problem}", param_hint="'--revision'")
     shares = parse_mix(mix or DEFAULT_MIX)  # checked as the command line was read
-    overrides = _parameters(parameter, template or cli_checks.PACKAGE_TEMPLATE)  # before the engine's imports
+    overrides = _parameters(parameter, app_template)  # before the engine's imports
     from onceflow.devtools.cost import print_cost_run, run_cost_model, template_at_revision
-    from onceflow.local.template import TEMPLATE_PATH
 
     _quiet_engine_logs()
     if revision is not None:
@@ -1047,8 +1161,8 @@ def cost(
 
         with ExitStack() as exports:
             try:
-                exported = exports.enter_context(template_at_revision(revision))
-            except ValueError as problem:  # a revision without the template's files
+                exported = exports.enter_context(template_at_revision(revision, app_template))
+            except ValueError as problem:  # a revision without the app's files
                 said = " ".join(str(problem).split())
                 raise typer.BadParameter(f"{revision!r}: {said}", param_hint="'--revision'") from None
             try:
@@ -1059,12 +1173,12 @@ def cost(
                     f"({type(error).__name__}: {_one_line(str(error))}); pick a later revision"
                 )
     else:
-        run = run_cost_model(template or TEMPLATE_PATH, overrides, progress=console.print)
+        run = run_cost_model(app_template, overrides, progress=console.print)
     print_cost_run(run, shares, console)
     if revision is None:  # the subscriber, on the template in use (it is the same with any revision's pipeline)
         from onceflow.devtools.cost.subscriber import measure_subscriber, subscriber_table
 
-        console.print(subscriber_table(measure_subscriber(template or TEMPLATE_PATH)))
+        console.print(subscriber_table(measure_subscriber(app_template)))
 
 
 @app.command()
@@ -1089,13 +1203,13 @@ def capacity(
     """Sustained events/s per mode in a region from AWS's published quotas: what binds first, bursts, drains, latency."""
     import logging
 
-    overrides = _parameters(parameter, template or cli_checks.PACKAGE_TEMPLATE)  # before the engine's imports
+    app_template = _app_template(template)
+    overrides = _parameters(parameter, app_template)  # before the engine's imports
     from onceflow.devtools.capacity import RegionError, capacity_for, load_quotas, print_capacity
-    from onceflow.local.template import TEMPLATE_PATH
 
     logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
     try:
-        capacities = capacity_for(template or TEMPLATE_PATH, region, overrides, groups)
+        capacities = capacity_for(app_template, region, overrides, groups)
     except RegionError as error:
         _fail(f"--region: {error}")
     print_capacity(capacities, load_quotas(region), backlog, console)

@@ -27,8 +27,6 @@ Check = Callable[[typer.Context, typer.CallbackParam, Any], Any]
 # (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html).
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the checkout `--revision` reads from, when it is one
-# onceflow.local.template.TEMPLATE_PATH (cost's and capacity's default), without importing the SAM translator.
-PACKAGE_TEMPLATE = PACKAGE_ROOT / "template.yaml"
 
 
 def _given(ctx: typer.Context, param: typer.CallbackParam) -> bool:
@@ -194,7 +192,8 @@ def revision_problem(revision: str, root: Path = PACKAGE_ROOT) -> str | None:
 
 
 def revision() -> Check:
-    return refusing("revision", revision_problem)
+    """Its form here; that the app's repository has it, in the command (it knows the app's folder)."""
+    return refusing("revision", lambda value: revision_problem(value) if not value or value[0] == "-" else None)
 
 
 def stack_name_problem(value: str) -> str | None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -175,6 +176,57 @@ def inbox(stack: LocalStack, endpoints: Endpoints | None) -> Iterator[Notificati
     inbox = NotificationInbox(stack.client("sns"), sqs, stack.notification_topic_arn, name=f"{stack.stack_name}-inbox")
     yield inbox
     sqs.delete_queue(QueueUrl=inbox.queue_url)
+
+
+@pytest.fixture(autouse=True)
+def _starter_waits_guarded(monkeypatch: pytest.MonkeyPatch, endpoints: Endpoints | None) -> Iterator[None]:
+    """The starter's module-level waits and caps as they were before the test: LocalPipeline sets
+    them for its whole process (the engine's clock), and a test that ran after one would otherwise
+    run with what an earlier test left behind. On the embedded endpoint a test that lets the
+    starter sleep for real (its throttling backoff, or the pause between its DescribeExecution
+    polls) fails: tests replace the backoff, and the polls wait on the engine
+    (`starter_polls_wait_on_the_engine`)."""
+    from starter import executions, throttling
+
+    for module, name in (
+        (executions, "sleep"),
+        (executions, "poll_sleep"),
+        (throttling, "MAX_DELAY_SECONDS"),
+        (throttling, "MAX_BACKOFF_SECONDS"),
+    ):
+        monkeypatch.setattr(module, name, getattr(module, name))
+    if endpoints is not None:
+        yield
+        return
+    slept: list[str] = []
+
+    def noting(name: str) -> Callable[[float], None]:
+        def sleep_noted(seconds: float) -> None:
+            slept.append(f"{name}({seconds:.2f})")
+            time.sleep(seconds)
+
+        return sleep_noted
+
+    for name in ("sleep", "poll_sleep"):
+        if getattr(executions, name) is time.sleep:  # not what a module-scoped LocalPipeline set
+            monkeypatch.setattr(executions, name, noting(name))
+    yield
+    assert not slept, (
+        f"the starter slept for real: {', '.join(slept)} (starter/executions.py). Replace `sleep` (its "
+        "throttling backoff) or use the fixture starter_polls_wait_on_the_engine (its DescribeExecution polls)"
+    )
+
+
+@pytest.fixture
+def starter_polls_wait_on_the_engine(embedded_aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The starter's DescribeExecution polls (FIFO STANDARD: starter/executions.py `poll_sleep`) wait
+    for an execution's end on the embedded engine, bounded (DelayClock.poll_sleep): no real sleep
+    between polls, and no poll back to back either, which would spin against the execution's own
+    thread for the interpreter lock and the request lock (on a fresh stack, while that thread still
+    builds its first clients, for minutes)."""
+    from starter import executions
+
+    monkeypatch.setattr(executions, "poll_sleep", embedded_aws.clock.poll_sleep)
 
 
 @pytest.fixture

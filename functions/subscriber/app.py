@@ -1,6 +1,6 @@
 """The example subscriber: counts each notified event once in a tally per key.
 
-The key is the payload's value at TALLY_KEY_PATH (the worked example: the order's customer_id).
+The key is the payload's value at TALLY_KEY_PATH (set in template.yaml: the field to tally by).
 Its effect is deliberately one that a duplicate would break: `ADD event_count 1` on the key's item
 counts an event twice if it is applied twice. `ExactlyOnce` writes it in one transaction with a
 marker keyed by the notification's event_id, so it counts once however often the notification

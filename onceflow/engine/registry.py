@@ -7,7 +7,8 @@ emulates and has:
 - `patches(...)`: its (owner, attribute, replacement) triples. Its parameters name what it needs of
   the engine (ENGINE_OFFERS): `before`, the patches listed ahead of it, whose replacements it may
   wrap (`current(before, owner, name)`); `request_lock`, the server's request lock; `speedups`, the
-  speed-ups switched on; `quotas`, the QuotaSwitch of `EmbeddedAws(quotas=...)`;
+  speed-ups switched on; `quotas`, the QuotaSwitch of `EmbeddedAws(quotas=...)`; `clock`, the
+  server's DelayClock (its `time_scale`); `iam`, the IamSwitch of `EmbeddedAws(iam=...)` (iam/decide.py);
 - a speed-up also has `SPEEDUPS`, the switches that turn it on; it is left out when none is on.
 
 PATCH_ORDER lists the patch modules in the order `EmbeddedAws.start()` applies them (and restores
@@ -28,13 +29,16 @@ from typing import Any
 from onceflow.engine import speedups as engine_speedups
 
 Patch = tuple[Any, str, Any]
-ENGINE_OFFERS = frozenset({"before", "request_lock", "speedups", "quotas"})
+ENGINE_OFFERS = frozenset({"before", "request_lock", "speedups", "quotas", "clock", "iam"})
 
 # Module paths under onceflow.engine. "then X wraps" notes an attribute a later module wraps.
 PATCH_ORDER = (
     # Always on, first: StartExecution, DescribeExecution and StopExecution as strict as AWS (then
     # executions, qualified_executions, express_executions and quotas wrap them).
     "stepfunctions.strict",
+    # Task states call as the state machine's role (then integration_clients replaces the same names,
+    # with clients signed the same way).
+    "iam.task_credentials",
     # The speed-ups, each switched by EmbeddedAws(speedups=...): speedups/__init__.py.
     "speedups.parse_cache",
     "speedups.integration_clients",
@@ -72,6 +76,10 @@ PATCH_ORDER = (
     "stepfunctions.interpreter.context_object",
     "stepfunctions.interpreter.execution_input_text",
     "stepfunctions.interpreter.map_run_events",
+    "stepfunctions.interpreter.parallel_aborts",
+    # Execution, task and heartbeat deadlines on one time line, whatever the time scale (wraps the
+    # server's Wait).
+    "stepfunctions.interpreter.deadlines",
     "stepfunctions.api.executions",  # (then qualified_executions, express_executions wrap its answers)
     "stepfunctions.api.state_machines",  # Create/UpdateStateMachine (then versions, logging_configuration wrap them)
     "stepfunctions.api.versions",
@@ -83,8 +91,11 @@ PATCH_ORDER = (
     "stepfunctions.api.request_constraints",
     "stepfunctions.api.definition_validation",
     "stepfunctions.integrations.sdk_shapes",
+    "stepfunctions.integrations.sync_executions",  # wraps sdk_shapes' _normalise_response
     "stepfunctions.integrations.service_errors",  # the SQS task (then response_metadata wraps it)
     "dynamodb.validation",  # the DynamoDB task (then response_metadata wraps it)
+    "stepfunctions.integrations.events_task",
+    "events.put_events",
     "secretsmanager.secret_names",
     "stepfunctions.integrations.response_metadata",
     "cloudformation.state_machines",
@@ -95,6 +106,12 @@ PATCH_ORDER = (
     "speedups.sqs_counts",  # the sqs_fast_paths switch's queue counts, after sqs.visibility
     "cloudwatch.execution_metrics",
     "events.status_events",
+    # AWS::SQS::QueuePolicy and AWS::SNS::TopicPolicy, which moto's CloudFormation skips.
+    "cloudformation.resource_policies",
+    # IAM as AWS enforces it: every request authorized (then quotas wraps nothing of it), SNS's
+    # deliveries to SQS as sns.amazonaws.com against the queue's policy.
+    "iam.enforcement",
+    "iam.sns_delivery",
     # Last: the throughput quotas wrap the engine's own StartExecution, StartSyncExecution and Publish.
     "bookkeeping.quotas",
 )
@@ -131,12 +148,21 @@ def patches(
     speedups: bool | str | Iterable[str] = True,
     request_lock: threading.RLock | None = None,
     quotas: Any = None,
+    clock: Any = None,
+    iam: Any = None,
 ) -> list[Patch]:
     """Every module's patches, in PATCH_ORDER; `before` is the list as it stands when a module's turn
     comes, the same list object throughout."""
     selected: list[Patch] = []
     chosen = engine_speedups.resolve(speedups)
-    offered = {"before": selected, "request_lock": request_lock, "speedups": chosen, "quotas": quotas}
+    offered = {
+        "before": selected,
+        "request_lock": request_lock,
+        "speedups": chosen,
+        "quotas": quotas,
+        "clock": clock,
+        "iam": iam,
+    }
     for module in patch_modules():
         switches = getattr(module, "SPEEDUPS", None)
         if switches is not None and not chosen.intersection(switches):

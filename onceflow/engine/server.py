@@ -1,7 +1,7 @@
 """The embedded AWS: moto in server mode on a loopback port, Step Functions execution on.
 
-Plain boto3 clients, the AWS CLI and the tests talk to it with an endpoint URL. Two things are
-added to moto, both patched in one place here and checked against the pinned moto version:
+Plain boto3 clients, the AWS CLI and the tests talk to it with an endpoint URL. What is added to
+moto is patched in one place here and checked against the pinned moto version:
 
 - every request is handled under one lock, because moto's backends are not thread-safe
   (concurrent executions corrupt dictionaries, and a cancelled transaction's rollback restores a
@@ -9,7 +9,11 @@ added to moto, both patched in one place here and checked against the pinned mot
 - Retry and Wait delays are scaled by `time_scale` (0 in tests: no real sleeping) and recorded,
   so tests can assert the backoff that was asked for; so are the SDK's own retry back-offs of the
   boto3 clients in this process (the functions running in-process retry throttled calls as botocore
-  does on Lambda), recorded apart (`DelayClock.sdk_retry_delays`).
+  does on Lambda), recorded apart (`DelayClock.sdk_retry_delays`);
+- a poll of an execution's status from this process waits on the engine, not on time
+  (`DelayClock.poll_sleep`): every execution's end is counted (`ExecutionEnds`), and at time scale
+  0 a poll's pause lasts until the next one, bounded. A pause that returned at once would spin
+  against the execution's own thread for the interpreter lock and the request lock.
 
 `start()` applies the engine's patches (registry.py lists them in order) and restores them on
 `stop()`. The speed-ups (speedups/) are each switchable with `speedups=`; `history_budget=` bounds
@@ -34,6 +38,7 @@ from botocore import endpoint as botocore_endpoint
 from moto.moto_server import threaded_moto_server
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
+from moto.stepfunctions.parser.backend import execution as parser_execution
 from werkzeug.serving import make_server
 
 from onceflow.engine import moto_shape, registry
@@ -41,6 +46,7 @@ from onceflow.engine import speedups as engine_speedups
 from onceflow.engine.bookkeeping import log_budget as engine_log_budget
 from onceflow.engine.bookkeeping import quotas as engine_quotas
 from onceflow.engine.bookkeeping import retention
+from onceflow.engine.iam.decide import IamSwitch
 from onceflow.engine.moto_shape import MotoShapeError, Need, need
 from onceflow.engine.speedups import direct_transport, keep_alive, request_headers
 
@@ -64,6 +70,7 @@ def moto_needs() -> list[Need]:
         need(retrier_decl, "time"),
         need(botocore_endpoint, "time"),  # Endpoint._send_request sleeps through it between attempts
         need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
+        need(parser_execution.BaseExecutionWorkerCommunication, "terminated"),  # where an execution ends
     ]
 
 
@@ -103,15 +110,47 @@ class _SerializedApp:
             return body
 
 
+class ExecutionEnds:
+    """Counts the executions that ended in this process, and lets a thread wait for the next end.
+
+    Counted after moto's end-of-execution bookkeeping and every patch on it
+    (`BaseExecutionWorkerCommunication.terminated`): when a waiting thread wakes, DescribeExecution
+    answers the final status with its output or error, and the status change event was sent.
+    moto's backends are process-wide, so an embedded AWS counts every execution of the process."""
+
+    def __init__(self) -> None:
+        self._ended = threading.Condition()
+        self._count = 0
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def note(self) -> None:
+        with self._ended:
+            self._count += 1
+            self._ended.notify_all()
+
+    def wait_past(self, seen: int, timeout: float) -> int:
+        """Return when more than `seen` executions have ended, or after `timeout` seconds (real)
+        when none more did; the count then."""
+        with self._ended:
+            self._ended.wait_for(lambda: self._count > seen, timeout)
+            return self._count
+
+
 @dataclass
 class DelayClock:
-    """Replaces the sleeps of Retry and Wait: scaled, recorded, interruptible by the engine."""
+    """Replaces the sleeps of Retry and Wait: scaled, recorded, interruptible by the engine. Also
+    the pause between the polls of an execution's status (`poll_sleep`)."""
 
     time_scale: float = 0.0
     retry_delays: list[float] = field(default_factory=list)
     wait_seconds: list[float] = field(default_factory=list)
     sdk_retry_delays: list[float] = field(default_factory=list)  # botocore's back-offs between attempts
+    ends: ExecutionEnds = field(default_factory=ExecutionEnds)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _polls: threading.local = field(default_factory=threading.local)  # per thread: the ends it has seen
 
     def sleep(self, seconds: float) -> None:  # stands in for time.sleep in moto's retrier
         self._sleep_recorded(self.retry_delays, seconds)
@@ -131,6 +170,15 @@ class DelayClock:
         if seconds > 0:
             # Waiting on the engine's event lets StopExecution interrupt the wait, as moto does.
             env.program_state_event.wait(seconds * self.time_scale if self.time_scale > 0 else 0)
+
+    def poll_sleep(self, seconds: float) -> None:
+        """Stands in for the pause between two polls of an execution's status (the starter's
+        DescribeExecution loop, FIFO STANDARD): it waits for the work the poll waits for, not for
+        time. It returns as soon as an execution ended since this thread's last pause (at once on
+        the thread's first), or after `seconds` scaled by time_scale (or, at time scale 0, real
+        seconds) when none did: a poll then neither sleeps for nothing nor spins."""
+        bound = seconds * self.time_scale if self.time_scale > 0 else seconds
+        self._polls.seen = self.ends.wait_past(getattr(self._polls, "seen", 0), bound)
 
     def reset(self) -> None:
         with self._lock:
@@ -154,6 +202,26 @@ class _TimeModule:
         return getattr(time, name)
 
 
+def _counting_ends(terminated: Callable[[Any], None], ends: ExecutionEnds) -> Callable[[Any], None]:
+    """`terminated` (moto's, with the engine's patches on it), then the end counted."""
+
+    def terminated_and_counted(communication: Any) -> None:
+        try:
+            terminated(communication)
+        finally:
+            ends.note()
+
+    return terminated_and_counted
+
+
+IAM_SWITCH = "ONCEFLOW_IAM"  # `off`: the embedded AWS authorizes nothing (every caller may do anything)
+
+
+def iam_enforced() -> bool:
+    """IAM is enforced unless ONCEFLOW_IAM says off (also `0`, `false`, `no`)."""
+    return os.environ.get(IAM_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -171,13 +239,16 @@ class EmbeddedAws:
         history_budget: int | None = None,
         quotas: engine_quotas.EngineQuotas | None = None,
         log_budget: int | None = None,
+        iam: bool | None = None,
     ):
         """`speedups`: True (all, less ONCEFLOW_SPEEDUPS_OFF), False, or names from speedups.NAMES.
         `history_budget`: keep the histories of at most this many finished executions (oldest are
         pruned; None keeps all, as tests that read every execution need). See bookkeeping/retention.py.
         `log_budget`: keep at most this many log events per log group, oldest dropped first (None
         keeps all). See bookkeeping/log_budget.py.
-        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py."""
+        `quotas`: AWS's throughput quotas enforced as token buckets (off when None): bookkeeping/quotas.py.
+        `iam`: IAM enforced as AWS enforces it (docs/IAM.md); None reads ONCEFLOW_IAM (`off` turns it
+        off, what it skips: every authorization; the calls still carry their roles' credentials)."""
         moto_shape.check_engine()
         self.port = port or free_port()
         self.clock = DelayClock(time_scale=time_scale)
@@ -185,6 +256,7 @@ class EmbeddedAws:
         self.retention = retention.Retention(history_budget) if history_budget is not None else None
         self.quotas = engine_quotas.QuotaSwitch(quotas)
         self.log_budget = engine_log_budget.LogBudget(log_budget) if log_budget is not None else None
+        self.iam = IamSwitch(on=iam_enforced() if iam is None else iam)
         self._request_lock = threading.RLock()
         self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
@@ -225,11 +297,20 @@ class EmbeddedAws:
             lambda function, env, wait_seconds: clock.wait(env, wait_seconds),
         )
         for owner, name, replacement in registry.patches(
-            speedups=self.speedups, request_lock=self._request_lock, quotas=self.quotas
+            speedups=self.speedups,
+            request_lock=self._request_lock,
+            quotas=self.quotas,
+            clock=self.clock,
+            iam=self.iam,
         ):
             self._patch(owner, name, replacement)
         for owner, name, replacement in self.log_budget.patches() if self.log_budget is not None else []:
             self._patch(owner, name, replacement)
+        self._patch(
+            parser_execution.BaseExecutionWorkerCommunication,
+            "terminated",
+            _counting_ends(parser_execution.BaseExecutionWorkerCommunication.terminated, self.clock.ends),
+        )
         self._app = _SerializedApp(
             threaded_moto_server.DomainDispatcherApplication(threaded_moto_server.create_backend_app),
             self._request_lock,
@@ -261,6 +342,7 @@ class EmbeddedAws:
         self.generation += 1
         self.configure()
         self.clock.reset()
+        self.iam.denials.clear()
         if self.retention is not None:
             self.retention.reset()
 

@@ -79,10 +79,14 @@ class SqsEventSource:
         region: str = "us-east-1",
         keep_acknowledged: bool = True,
         clock: Callable[[], float] | None = None,
+        emulator_sqs: Any = None,
     ):
         """`clock`: simulated seconds; when given, a failed record's visibility timeout runs out on
         it (`release_due`) instead of on SQS's real seconds scaled by `time_scale`."""
         self.sqs = sqs
+        # What SQS itself does (a failed record's visibility timeout running out, fast-forwarded) is
+        # no call of Lambda's: made with this client (the account's), not the function's role.
+        self.emulator_sqs = emulator_sqs if emulator_sqs is not None else sqs
         self.queue_url = queue_url
         self.queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
@@ -133,7 +137,7 @@ class SqsEventSource:
                 seconds = HELD_INVISIBLE_SECONDS  # until release_due makes it visible
             else:
                 seconds = round(timeout * self.time_scale)
-            self.sqs.change_message_visibility(
+            self.emulator_sqs.change_message_visibility(
                 QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=seconds
             )
 
@@ -145,7 +149,9 @@ class SqsEventSource:
         due = [handle for until, handle in self.invisible_until if until <= now]
         self.invisible_until = [(until, handle) for until, handle in self.invisible_until if until > now]
         for handle in due:
-            self.sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=handle, VisibilityTimeout=0)
+            self.emulator_sqs.change_message_visibility(
+                QueueUrl=self.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
+            )
         return len(due)
 
     def poll_once(self) -> int:

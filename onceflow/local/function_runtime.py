@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import IO, Any
 
+from onceflow.engine import REGION
+from onceflow.local import function_credentials
 from onceflow.local.stack import LocalFunction, LocalStack
 
 
@@ -97,7 +99,8 @@ class FunctionRuntime:
 
     The environment is process-wide (as in a Lambda sandbox): the functions of one local stack
     share it, which works because the template gives the variables they have in common the same
-    values; each invocation sets its function's variables again.
+    values; each invocation sets its function's variables again. Its credentials are a session of
+    its execution role (function_credentials.py), present during its invocations only.
     """
 
     def __init__(
@@ -121,15 +124,20 @@ class FunctionRuntime:
             "POWERTOOLS_TRACE_DISABLED": "true",
             **(extra_environment or {}),
         }
+        # Lambda's session of the function's execution role (None: a stack without roles, external endpoints).
+        self.credentials = (
+            function_credentials.role_session(stack, self.function.role_arn, self.function.name)
+            if self.function.role_arn
+            else None
+        )
         os.environ.update(self.environment)
         self.module = _load_handler_module(self.function)
-        # Cached clients stay valid while the endpoint does (a reset of the embedded AWS keeps it).
-        if (
-            hasattr(self.module, "reset_clients")
-            and getattr(self.module, "_local_endpoint", None) != stack.endpoint_url
-        ):
+        # Cached clients stay valid while the endpoint and the role's session do (a reset of the
+        # embedded AWS keeps the endpoint; a new deploy makes new roles).
+        identity = (stack.endpoint_url, (self.credentials or {}).get("aws_access_key_id"))
+        if hasattr(self.module, "reset_clients") and getattr(self.module, "_local_identity", None) != identity:
             self.module.reset_clients()
-            self.module._local_endpoint = stack.endpoint_url
+            self.module._local_identity = identity
         self.handler = getattr(self.module, self.function.handler.rpartition(".")[2])
         if log_stream is not None:
             self._redirect_logs(log_stream)
@@ -150,7 +158,41 @@ class FunctionRuntime:
         self.invocations += 1
         os.environ.update(self.environment)
         context = LambdaContext(function_name=self.function.name, timeout_seconds=self.function.timeout)
-        return self.handler(event, context)
+        with function_credentials.invoking(self.credentials):
+            return self.handler(event, context)
+
+    def client(self, service: str) -> Any:
+        """A client with the function's role session: what Lambda calls with on the function's behalf
+        (its SQS event source polling, its failed asynchronous invocations' dead letters)."""
+        if self.credentials is None:
+            return self.stack.client(service)
+        return role_client(
+            self.stack.service_endpoints.get(service, self.stack.endpoint_url), service, self.credentials
+        )
+
+
+@functools.cache
+def _role_client(endpoint_url: str, service: str, key: str, secret: str, token: str) -> Any:
+    import boto3
+
+    return boto3.session.Session().client(
+        service,
+        endpoint_url=endpoint_url,
+        region_name=REGION,
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        aws_session_token=token,
+    )
+
+
+def role_client(endpoint_url: str, service: str, credentials: dict[str, str]) -> Any:
+    return _role_client(
+        endpoint_url,
+        service,
+        credentials["aws_access_key_id"],
+        credentials["aws_secret_access_key"],
+        credentials["aws_session_token"],
+    )
 
 
 class StarterRuntime(FunctionRuntime):

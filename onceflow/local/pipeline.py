@@ -80,11 +80,14 @@ class LocalPipeline:
         self.starter = StarterRuntime(stack, log_stream=log_stream)
         # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
         # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
-        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way.
+        # A re-queued throttled record's SQS delay (up to 900 s) is fast-forwarded the same way. Its
+        # DescribeExecution polls (FIFO STANDARD) wait on the engine for an execution's end instead
+        # (at time scale 0 an unslept poll would spin against the execution's thread).
         from starter import executions as starter_executions
         from starter import throttling as starter_throttling
 
         starter_executions.sleep = aws.clock.sdk_sleep
+        starter_executions.poll_sleep = aws.clock.poll_sleep
         starter_throttling.MAX_DELAY_SECONDS = round(starter_throttling.AWS_MAX_DELAY_SECONDS * aws.clock.time_scale)
         self.invoker = AsyncInvoker(stack, {self.starter.function.logical_id: self.starter})
         for function in stack.scheduled_functions:
@@ -101,12 +104,13 @@ class LocalPipeline:
         self.gates = IdleGates(engine_speedups.IDLE_GATES in aws.speedups, REGION)
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
-            self.sqs,
+            self.starter.client("sqs"),  # Lambda polls with the function's execution role
             stack.source_queue_url,
             stack.event_source,
             invoke_wrapper(invoke) if invoke_wrapper else invoke,
             time_scale=aws.clock.time_scale,
             keep_acknowledged=keep_acknowledged,
+            emulator_sqs=self.sqs,
         )
         # Each subscriber behind its own queue's event source (DeploySubscriber=true).
         self.subscribers = {
@@ -114,12 +118,13 @@ class LocalPipeline:
         }
         self.subscriber_sources = {
             f.logical_id: SqsEventSource(
-                self.sqs,
+                self.subscribers[f.logical_id].client("sqs"),  # the function's execution role
                 str(f.queue_url),
                 f.event_source,  # type: ignore[arg-type]
                 (subscriber_wrapper or (lambda invoke: invoke))(self.subscribers[f.logical_id].invoke),
                 time_scale=aws.clock.time_scale,
                 keep_acknowledged=keep_acknowledged,
+                emulator_sqs=self.sqs,
             )
             for f in stack.subscribers
         }

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
 from moto.events.models import EventPattern
 
 from onceflow.engine import ACCOUNT_ID, REGION
@@ -168,7 +169,12 @@ class AsyncInvoker:
         queue_url = runtime.function.dead_letter_queue_url
         if queue_url is None:
             return False  # AWS drops it too; the template gives every asynchronous function a DLQ
-        self.stack.client("sqs").send_message(QueueUrl=queue_url, MessageBody=json.dumps(event, default=str))
+        # Lambda sends it with the function's execution role, which must allow sqs:SendMessage on the queue
+        # (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html#invocation-dlq).
+        try:
+            runtime.client("sqs").send_message(QueueUrl=queue_url, MessageBody=json.dumps(event, default=str))
+        except ClientError as error:  # AWS drops the event then (the function's DeadLetterErrors metric)
+            self.errors.append(f"dead letter not sent: {error}")
         return False
 
 

@@ -54,6 +54,9 @@ class LocalFunction:
     # The queue of its SQS event source and that mapping's settings, if it has one.
     queue_url: str | None = None
     event_source: EventSourceSettings | None = None
+    # Its execution role: what its calls (and its event source's, and its failed asynchronous
+    # invocations' dead letters) are authorized as.
+    role_arn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -329,6 +332,7 @@ def _local_function(sqs: Any, function: EmulatedFunction, outputs: dict[str, str
         environment=environment_names(function, outputs),
         schedules=function.schedules,
         dead_letter_queue_url=dead_letter_url,
+        role_arn=outputs.get(function.role_output),
     )
 
 

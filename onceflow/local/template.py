@@ -131,6 +131,11 @@ class EmulatedFunction:
         return "LocalDeployed" + self.logical_id
 
     @property
+    def role_output(self) -> str:
+        # Its execution role's ARN (the calls it makes are that role's).
+        return "LocalRole" + self.logical_id
+
+    @property
     def timeout_output(self) -> str:
         # The Timeout as CloudFormation resolves it (it may be an intrinsic, e.g. !If on the mode).
         return "LocalTimeout" + self.logical_id
@@ -339,6 +344,8 @@ def _plan(stack_name: str, region: str, account_id: str, parameters: str, path: 
             outputs_of_function[_output_key(function.environment_prefix, name)] = value
         timeout = properties.get("Timeout", 3)
         outputs_of_function[function.timeout_output] = timeout if isinstance(timeout, dict) else str(timeout)
+        if "Role" in properties:
+            outputs_of_function[function.role_output] = properties["Role"]
         if function.has_dead_letter_target:
             outputs_of_function[function.dead_letter_output] = properties["DeadLetterConfig"]["TargetArn"]
         if function.sqs_queue_logical_id is not None:

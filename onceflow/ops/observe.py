@@ -91,6 +91,24 @@ def _batch(call: Any, queue_url: str, entries: list[dict[str, Any]]) -> None:
         raise RuntimeError(f"{queue_url}: {failed[0].get('Code')}: {failed[0].get('Message')}")
 
 
+def topic_may_send(topic_arn: str, queue_arn: str) -> str:
+    """A queue policy that lets this topic (and no other) send to the queue."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "sns.amazonaws.com"},
+                    "Action": "sqs:SendMessage",
+                    "Resource": queue_arn,
+                    "Condition": {"ArnEquals": {"aws:SourceArn": topic_arn}},
+                }
+            ],
+        }
+    )
+
+
 class NotificationInbox:
     """An SQS queue subscribed to the notification topic (raw delivery): what a reader receives."""
 
@@ -100,6 +118,9 @@ class NotificationInbox:
         queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
         ]
+        # SNS delivers only to a queue whose policy admits the topic, on AWS and on the embedded AWS
+        # (https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html).
+        sqs.set_queue_attributes(QueueUrl=self.queue_url, Attributes={"Policy": topic_may_send(topic_arn, queue_arn)})
         sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
         self.received: list[QueuedMessage] = []
 

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from onceflow.engine import REGION
 from onceflow.ops.executions import wait_for
+from onceflow.ops.observe import topic_may_send
 from tests.engine.behaviours import check_behaviours
 from tests.engine.harness import ROLE_ARN, Account, single_state
 from tests.engine.test_sync_execution import sfn as sync_client
@@ -603,7 +604,9 @@ def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: 
     assert re.fullmatch(arn.replace(":stateMachine:", ":express:") + r":run-1:[0-9a-f-]{36}", execution_arn)
 
     events: list = []
-    deadline = time.monotonic() + 30  # the execution runs on its own thread; a bounded wait, no sleep
+    # The execution runs on its own thread (Express: no DescribeExecution to poll). Between two reads
+    # the test waits for an execution's end (bounded): reads back to back would spin against that thread.
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         streams = logs.describe_log_streams(logGroupName="express-logs")["logStreams"]
         if streams:
@@ -612,6 +615,7 @@ def test_a_logged_express_execution_writes_its_events_to_the_log_group(account: 
             events = [json.loads(e["message"]) for e in got["events"]]
             if events and events[-1]["type"] == "ExecutionSucceeded":
                 break
+        account.aws.clock.poll_sleep(0.1)
     assert events and events[0]["type"] == "ExecutionStarted"
     last = events[-1]
     assert (last["type"], last["id"], last["previous_event_id"]) == ("ExecutionSucceeded", "4", "3")
@@ -712,6 +716,11 @@ def test_status_change_events_reach_a_rules_sqs_target(account: Account):
     topic_arn = account.client("sns").create_topic(Name="conformance-status-events")["TopicArn"]
     topic_queue_url = sqs.create_queue(QueueName="conformance-status-events-topic")["QueueUrl"]
     topic_queue_arn = sqs.get_queue_attributes(QueueUrl=topic_queue_url, AttributeNames=["QueueArn"])
+    # SNS delivers only to a queue whose policy admits the topic (the embedded AWS enforces it, docs/IAM.md).
+    sqs.set_queue_attributes(
+        QueueUrl=topic_queue_url,
+        Attributes={"Policy": topic_may_send(topic_arn, topic_queue_arn["Attributes"]["QueueArn"])},
+    )
     account.client("sns").subscribe(
         TopicArn=topic_arn, Protocol="sqs", Endpoint=topic_queue_arn["Attributes"]["QueueArn"]
     )

@@ -27,6 +27,7 @@ DYNAMODB = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-ddb.htm
 UPDATE_ITEM = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html"
 LONG_POLL = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html"
 AWS_SDK = "https://docs.aws.amazon.com/step-functions/latest/dg/supported-services-awssdk.html"
+EVENTBRIDGE = "https://docs.aws.amazon.com/step-functions/latest/dg/connect-eventbridge.html"
 
 BEHAVIOURS: dict[str, tuple[str, str]] = {
     "sqs:sendMessage's result carries SdkHttpMetadata (JSON body length) and SdkResponseMetadata": (
@@ -76,6 +77,15 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
     "An aws-sdk:sfn task's error cause ends with ' (SDK Attempt Count: 1)', as AWS records it": (
         AWS_SDK,
         "test_an_aws_sdk_sfn_error_cause_carries_the_sdk_attempt_count",
+    ),
+    "events:putEvents reaches a rule's SQS target; a Detail that is no JSON object is MalformedDetail, the "
+    "task fails EventBridge.FailedEntry with PutEvents' answer as JSON": (
+        EVENTBRIDGE,
+        "test_events_put_events_task_delivers_and_fails_a_malformed_detail_as_aws",
+    ),
+    "states:startExecution.sync / .sync:2 results carry the nested execution without the redrive fields": (
+        "https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html",
+        "test_a_sync_nested_execution_result_has_no_redrive_fields",
     ),
 }
 
@@ -409,3 +419,60 @@ def test_secret_names_outside_the_character_set_are_refused(account: Account):
         "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: "
         "-/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
     )
+
+
+def test_events_put_events_task_delivers_and_fails_a_malformed_detail_as_aws(account: Account):
+    """AWS's recordings (services/test_events_task_service.snapshot.json, November 2025):
+    test_put_events_base: each entry reaches the rule's SQS target with the state machine's and the
+    execution's ARNs added to `resources`, the task's result is {"Entries": [{"EventId"}…],
+    "FailedEntryCount": 0}; test_put_events_mixed_malformed_detail: a Detail of `"jsonstring"` is
+    {"ErrorCode": "MalformedDetail", "ErrorMessage": "Detail is malformed."}, the other entry is
+    put, and the task fails `EventBridge.FailedEntry` with the answer as JSON for its cause. (moto:
+    HTTP 500, the task failed States.Runtime.)"""
+    sqs, events = account.client("sqs"), account.client("events")
+    queue_url = sqs.create_queue(QueueName="conformance-put-events")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="conformance-put-events", EventPattern=json.dumps({"detail-type": ["conformance"]}))
+    events.put_targets(Rule="conformance-put-events", Targets=[{"Id": "queue", "Arn": queue_arn}])
+    task = {"Type": "Task", "Resource": "arn:aws:states:::events:putEvents", "Parameters": {"Entries.$": "$"}}
+    entry = {"DetailType": "conformance", "Source": "some.source"}
+
+    put = account.run(single_state(task), [{**entry, "Detail": {"Message": "HelloWorld"}}])
+    mixed = account.run(
+        single_state(task), [{**entry, "Detail": '{"Message": "Hi"}'}, {**entry, "Detail": '"jsonstring"'}]
+    )
+
+    assert put.status == "SUCCEEDED", put.history
+    [succeeded] = [e["taskSucceededEventDetails"] for e in put.history if e["type"] == "TaskSucceeded"]
+    answer = json.loads(succeeded["output"])
+    assert answer["FailedEntryCount"] == 0 and [set(e) for e in answer["Entries"]] == [{"EventId"}]
+    assert mixed.status == "FAILED"
+    failure = failed_event(mixed)
+    assert failure["error"] == "EventBridge.FailedEntry"
+    cause = json.loads(failure["cause"])
+    assert list(cause) == ["Entries", "FailedEntryCount"] and cause["FailedEntryCount"] == 1
+    assert cause["Entries"][1] == {"ErrorCode": "MalformedDetail", "ErrorMessage": "Detail is malformed."}
+    delivered = [
+        json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    ]
+    assert sorted(d["detail"]["Message"] for d in delivered) == ["HelloWorld", "Hi"]
+    for event in delivered:
+        assert [arn.split(":")[5] for arn in event["resources"]] == ["stateMachine", "execution"]
+
+
+def test_a_sync_nested_execution_result_has_no_redrive_fields(account: Account):
+    """AWS's recordings (callback/test_callback.snapshot.json test_start_execution_sync, June 2023;
+    test_start_execution_sync2, August 2023): the task's result is ExecutionArn, Input,
+    InputDetails, Name, Output, OutputDetails, StartDate, StateMachineArn, Status, StopDate (with
+    `.sync:2`, Input and Output as JSON, not text); no RedriveCount/RedriveStatus/RedriveStatusReason."""
+    child = account.state_machine(single_state({"Type": "Pass", "Result": {"Arg1": "argument1"}}))
+    expected = {"ExecutionArn", "Input", "InputDetails", "Name", "Output", "OutputDetails", "StartDate"}
+    expected |= {"StateMachineArn", "Status", "StopDate"}
+    for resource, output in (
+        ("startExecution.sync", '{"Arg1":"argument1"}'),
+        ("startExecution.sync:2", {"Arg1": "argument1"}),
+    ):
+        parameters = {"StateMachineArn": child, "Input": {}, "Name": f"target-{resource[-1]}"}
+        result = _task_result(account, f"arn:aws:states:::states:{resource}", parameters)
+        assert set(result) == expected, resource
+        assert result["Output"] == output and result["Status"] == "SUCCEEDED"

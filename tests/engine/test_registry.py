@@ -35,8 +35,8 @@ def test_each_module_asks_only_for_what_the_engine_offers():
 
 def test_an_unknown_request_is_refused_naming_the_module():
     module = ModuleType("onceflow.engine.example")
-    module.patches = lambda clock: []  # type: ignore[attr-defined]
-    with pytest.raises(registry.PatchModuleError, match=r"onceflow\.engine\.example\.patches asks for \['clock'\]"):
+    module.patches = lambda calendar: []  # type: ignore[attr-defined]
+    with pytest.raises(registry.PatchModuleError, match=r"onceflow\.engine\.example\.patches asks for \['calendar'\]"):
         registry.asked(module)
 
 

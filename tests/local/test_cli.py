@@ -21,7 +21,7 @@ from onceflow.engine.server import free_port
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import poll_until
 from onceflow.ops.logs import follow, read_lines
-from onceflow.ops.observe import scan
+from onceflow.ops.observe import drain, scan
 from onceflow.ops.stack import StackNotFound, StackResources, Target, find_stack
 
 runner = CliRunner()
@@ -134,6 +134,14 @@ def test_start_prints_the_stack_name_its_outputs_and_what_to_paste(started: Star
     assert "in memory" in banner
 
 
+def _source_queue_drained(started: Started) -> bool:
+    attributes = started.stack.client("sqs").get_queue_attributes(
+        QueueUrl=started.stack.source_queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return attributes == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
+
+
 def test_send_uses_fresh_order_ids_each_run_and_reuses_them_on_request(started: Started) -> None:
     first_run, first = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "3"))
     second_run, second = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "3"))
@@ -143,21 +151,26 @@ def test_send_uses_fresh_order_ids_each_run_and_reuses_them_on_request(started: 
     again = _invoke("send", "--endpoint", started.endpoint, "--count", "3", "--run-id", first_run)
     assert _sent_ids(again)[1] == first
 
-    def drained() -> bool:
-        attributes = started.stack.client("sqs").get_queue_attributes(
-            QueueUrl=started.stack.source_queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        return attributes == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
-
-    poll_until(drained, 60, "the resent orders handled", interval=START_ROUND)
+    poll_until(lambda: _source_queue_drained(started), 60, "the resent orders handled", interval=START_ROUND)
     # the same orders with the same payloads: already sent, not a payload conflict
     after = {s["event_id"]: s for s in _wait_until_sent(started.stack, first)}
     assert {i: after[i]["payload_hash"] for i in first} == {i: recorded[i]["payload_hash"] for i in first}
     assert "PayloadConflict" not in _invoke("status", "--endpoint", started.endpoint)
 
 
-def test_status_counts_lists_executions_in_time_order_with_paths_and_reads_the_dlq(started: Started, tmp_path: Path):
+@pytest.fixture
+def started_with_an_empty_dlq(started: Started) -> Started:
+    """The module's `onceflow start` with its dead-letter queue emptied: other tests of the module
+    leave their poison messages there. What they sent is handled first, so none is still on its way."""
+    poll_until(lambda: _source_queue_drained(started), 60, "earlier tests' messages handled", interval=START_ROUND)
+    drain(started.stack.client("sqs"), started.stack.dead_letter_queue_url)
+    return started
+
+
+def test_status_counts_lists_executions_in_time_order_with_paths_and_reads_the_dlq(
+    started_with_an_empty_dlq: Started, tmp_path: Path
+):
+    started = started_with_an_empty_dlq
     status = _invoke("status", "--endpoint", started.endpoint, "--last", "100")
     assert "dead-letter queue │ empty" in status
     _, ids = _sent_ids(_invoke("send", "--endpoint", started.endpoint, "--count", "2"))

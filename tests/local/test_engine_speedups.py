@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import boto3
 import pytest
 from botocore.client import ClientCreator
 from botocore.exceptions import ClientError
@@ -325,11 +326,19 @@ def test_calls_to_the_embedded_endpoint_open_no_connection_and_reach_its_applica
         sfn = stack.client("stepfunctions")
         sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
     assert connections["create_connection"] == 0
+    # A client of its own: the shared one (stack.client) may keep a connection an earlier test opened.
+    own_sqs = boto3.client(
+        "sqs",
+        endpoint_url=stack.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     with over_http(embedded_aws), counting(urllib3_connection, "create_connection") as connections:
         # Over HTTP the client opens a connection, kept for the next request (engine/speedups/keep_alive.py);
         # the direct transport opens none at all.
         for _ in range(2):
-            sqs.list_queues()
+            own_sqs.list_queues()
     assert connections["create_connection"] == 1
 
 

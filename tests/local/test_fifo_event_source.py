@@ -33,7 +33,6 @@ from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.observe import scan
-from starter import executions
 from tests.conftest import fresh_stack
 from tests.support import order
 
@@ -44,8 +43,7 @@ def fifo_stack(request: pytest.FixtureRequest, embedded_aws: EmbeddedAws) -> Loc
 
 
 @pytest.fixture
-def starter(fifo_stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> StarterRuntime:
-    monkeypatch.setattr(executions, "sleep", lambda seconds: None)  # DescribeExecution polls back to back
+def starter(fifo_stack: LocalStack, starter_polls_wait_on_the_engine: None) -> StarterRuntime:
     return StarterRuntime(fifo_stack)
 
 

@@ -54,8 +54,10 @@ def logs() -> io.StringIO:
 
 
 @pytest.fixture
-def starter(fifo_stack: LocalStack, logs: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> StarterRuntime:
-    monkeypatch.setattr(executions, "sleep", lambda seconds: None)  # DescribeExecution polls back to back
+def starter(
+    fifo_stack: LocalStack, logs: io.StringIO, monkeypatch: pytest.MonkeyPatch, starter_polls_wait_on_the_engine: None
+) -> StarterRuntime:
+    monkeypatch.setattr(executions, "sleep", lambda seconds: None)  # the throttling backoff: not slept
     return StarterRuntime(fifo_stack, log_stream=logs)
 
 

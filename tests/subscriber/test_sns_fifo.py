@@ -24,7 +24,7 @@ from onceflow.local.faults import inject
 from onceflow.local.function_runtime import FunctionRuntime
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import render_definition
-from onceflow.ops.observe import drain
+from onceflow.ops.observe import drain, topic_may_send
 from onceflow.ops.redrive import redrive
 from tests.conftest import fresh_stack
 from tests.orders import make_orders
@@ -61,6 +61,8 @@ def _fifo_topic_with_a_standard_queue(stack) -> tuple[str, str]:
     topic = sns.create_topic(Name="conformance.fifo", Attributes={"FifoTopic": "true"})["TopicArn"]
     queue = sqs.create_queue(QueueName="conformance-reader")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    # SNS delivers only to a queue whose policy admits the topic (enforced locally too: docs/IAM.md).
+    sqs.set_queue_attributes(QueueUrl=queue, Attributes={"Policy": topic_may_send(topic, arn)})
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn, Attributes={"RawMessageDelivery": "true"})
     return topic, queue
 

@@ -201,17 +201,24 @@ def test_page_needs_no_network(run: Run) -> None:
     assert "<script>" in run.page.html and "<style>" in run.page.html
 
 
-def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run, tmp_path: Path) -> None:
-    """Last but one in this module: it prunes the run's two oldest histories for good (engine/bookkeeping/retention.py,
-    the budget `onceflow start --history-budget` sets). The pruned keep their dates, status, input
-    and error (DescribeExecution); the page counts them in no path, and says how many and why."""
-    sfn = run.stack.client("stepfunctions")
+@pytest.fixture(scope="module")
+def pruned(run: Run) -> int:
+    """The run with its two oldest histories pruned for good (engine/bookkeeping/retention.py, the budget
+    `onceflow start --history-budget` sets), once for the module; how many were pruned. The
+    module's other tests read the histories the `run` fixture collected before, or none."""
     with embedded_lock(run):
-        assert Retention(max_histories=2).prune() == 2
+        return Retention(max_histories=2).prune()
+
+
+def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run, pruned: int, tmp_path: Path) -> None:
+    """The pruned keep their dates, status, input and error (DescribeExecution); the page counts
+    them in no path, and says how many and why."""
+    assert pruned == 2
+    sfn = run.stack.client("stepfunctions")
     collected = collect(sfn, run.stack.state_machine_arn)
-    pruned = [r for r in collected.executions if r.pruned]
-    assert [r.name for r in pruned] == [run.results["new"].name, run.results["redelivery"].name]
-    for result in pruned:
+    without_history = [r for r in collected.executions if r.pruned]
+    assert [r.name for r in without_history] == [run.results["new"].name, run.results["redelivery"].name]
+    for result in without_history:
         described = sfn.describe_execution(executionArn=result.arn)
         assert result.history == [] and result.input == json.loads(described["input"])
         assert result.described["startDate"] == described["startDate"]
@@ -233,10 +240,11 @@ def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run
     assert sum(counts) == 2  # the paths table counts no pruned execution
 
 
-def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run) -> None:
-    """After the test above pruned the two oldest: with the state machine tagged with a budget of 2
-    (as `onceflow start --history-budget 2` tags it), those two are read with DescribeExecution
-    alone, not with an empty GetExecutionHistory first; what is collected is the same."""
+def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run, pruned: int) -> None:
+    """With the two oldest pruned and the state machine tagged with a budget of 2 (as `onceflow
+    start --history-budget 2` tags it), those two are read with DescribeExecution alone, not with
+    an empty GetExecutionHistory first; what is collected is the same."""
+    assert pruned == 2
     sfn = run.stack.client("stepfunctions")
     arn = run.stack.state_machine_arn
     before = collect(sfn, arn)  # no tag yet: every history asked for

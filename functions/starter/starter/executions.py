@@ -36,7 +36,11 @@ SAFETY_MARGIN_SECONDS = 5
 # FIFO STANDARD: DescribeExecution after 0.1 s, then 1.5 times longer each time, at most 1 s apart:
 # an execution of about 0.5 s costs 4 calls, each further second one.
 FIRST_POLL_SECONDS, POLL_GROWTH, MAX_POLL_SECONDS = 0.1, 1.5, 1.0
-sleep = time.sleep  # replaced in tests
+# Two waits, replaced apart in tests and by the local pipeline: `sleep` is the throttling backoff
+# (time passing: a local run records it on its clock instead), `poll_sleep` the pause between two
+# DescribeExecution polls (work happening: a local run waits on the engine for an execution's end).
+sleep = time.sleep
+poll_sleep = time.sleep
 monotonic = time.monotonic
 # Told of each throttled call (app.py counts them per invocation for its metrics).
 on_throttled: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("on_throttled", default=lambda: None)
@@ -183,7 +187,7 @@ def wait_for_execution(
             raise ExecutionNotFinished(
                 f"execution {arn} still running when the wait ran out; SQS redelivers the record"
             )
-        sleep(min(delay, budget))
+        poll_sleep(min(delay, budget))
         delay = min(delay * POLL_GROWTH, MAX_POLL_SECONDS)
         try:
             described = sfn.describe_execution(executionArn=arn)

@@ -1,8 +1,8 @@
 """What the domain's payload must be: the template's choice, read once per cold start.
 
 - PAYLOAD_MODEL=`module:Class`: a pydantic model (as Powertools' parser uses), imported from the
-  function's code (the worked example: `domain.order:Order`). A rejection's rule is pydantic's
-  error type (`missing`, `greater_than`, `string_pattern_mismatch`, ...).
+  function's code (`domain.<module>:<Class>`, a module of functions/starter/domain/). A rejection's
+  rule is pydantic's error type (`missing`, `greater_than`, `string_pattern_mismatch`, ...).
 - PAYLOAD_SCHEMA=`domain/<name>.schema.json`: a JSON Schema, relative to the function's code
   directory, compiled once with fastjsonschema (the validator of Powertools' validation utility,
   which would compile it again for every record). A rejection's rule is the schema keyword that
@@ -56,7 +56,9 @@ def validate_with_model(model: Any, document: Any) -> None:
 def model_validator(reference: str) -> Validator:
     module_name, _, class_name = reference.partition(":")
     if not module_name or not class_name:
-        raise PayloadValidationSetupError(f"PAYLOAD_MODEL={reference!r} must be module:Class, e.g. domain.order:Order")
+        raise PayloadValidationSetupError(
+            f"PAYLOAD_MODEL={reference!r} must be module:Class, e.g. domain.model:Payload"
+        )
     try:
         model = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:

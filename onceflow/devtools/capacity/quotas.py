@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-QUOTAS_PATH = Path(__file__).with_name("quotas.json")
+# Package data (pyproject.toml), read through importlib.resources: found in a wheel install too.
+QUOTAS_PATH: Traversable = files(__package__).joinpath("quotas.json")
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Quotas:
         return self.by_key[key]
 
 
-def load_quotas(region: str = "us-east-1", path: Path = QUOTAS_PATH) -> Quotas:
+def load_quotas(region: str = "us-east-1", path: Path | Traversable = QUOTAS_PATH) -> Quotas:
     data: dict[str, Any] = json.loads(path.read_text())
     large = region in data["large_regions"]
     quotas = {}

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-PRICES_PATH = Path(__file__).with_name("prices_us_east_1.json")
+# Package data (pyproject.toml), read through importlib.resources: found in a wheel install too.
+PRICES_PATH: Traversable = files(__package__).joinpath("prices_us_east_1.json")
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class Prices:
         return self.usd[f"lambda_{architecture.replace('-', '_')}_per_gb_second"]
 
 
-def load_prices(path: Path = PRICES_PATH) -> Prices:
+def load_prices(path: Path | Traversable = PRICES_PATH) -> Prices:
     data: dict[str, Any] = json.loads(path.read_text())
     assumed = {key: value for key, value in data["assumptions"].items() if key != "note"}
     return Prices(

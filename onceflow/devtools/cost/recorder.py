@@ -40,6 +40,25 @@ CALLER_KEYS = {
     SUBSCRIBER: "AKIDONCEFLOWSUBSCRIB",
 }
 _CALLERS = {key: caller for caller, key in CALLER_KEYS.items()} | {_MOTO_DEFAULT_KEY: WORKFLOW}
+# With IAM enforced (docs/IAM.md) a function signs with a session of its role named after the function
+# (`<stack>-StarterFunction`), the state machine with a session of its own role: told apart by the session.
+_FUNCTION_SESSIONS = {"StarterFunction": STARTER, "SubscriberFunction": SUBSCRIBER}
+
+
+def caller_of(key: str, account: str) -> str:
+    """The cost run's caller behind an access key (a role session's by its session name)."""
+    if key in _CALLERS:
+        return _CALLERS[key]
+    if key.startswith("ASIA"):
+        from moto.sts.models import sts_backends
+
+        session = sts_backends[account]["aws"].get_assumed_role_from_access_key(key)
+        if session is not None:
+            name = session.session_name
+            return next((c for suffix, c in _FUNCTION_SESSIONS.items() if name.endswith(suffix)), WORKFLOW)
+    return HARNESS
+
+
 _SERVICES = {"states": "stepfunctions"}
 
 
@@ -154,7 +173,7 @@ class Recorder:
 
         def call_action(handler: BaseResponse) -> Any:
             try:
-                caller = _CALLERS.get(handler.get_access_key(), HARNESS)
+                caller = caller_of(handler.get_access_key(), handler.current_account)
                 service = _SERVICES.get(handler.service_name, handler.service_name)
                 action = handler._get_action()
                 params = dict(getattr(handler, "params", None) or {})

@@ -19,7 +19,7 @@ from onceflow.devtools.cost.prices import Prices, load_prices
 from onceflow.devtools.cost.recorder import STARTER
 from onceflow.devtools.cost.settings import CostSettings, read_settings
 from onceflow.engine import EmbeddedAws
-from onceflow.local.template import PROJECT_ROOT, TEMPLATE_PATH
+from onceflow.local.template import TEMPLATE_PATH
 
 # What a template needs next to it: its ASL files and the functions' code (CodeUri, DefinitionUri).
 _TEMPLATE_TREE = ("template.yaml", "statemachine", "functions")
@@ -55,20 +55,32 @@ class CostRun:
 
 
 @contextmanager
-def template_at_revision(revision: str) -> Iterator[Path]:
-    """The template, its ASL and the functions' code as they were at a git revision, in a temporary directory."""
+def template_at_revision(revision: str, template: Path = Path("template.yaml")) -> Iterator[Path]:
+    """The app of `template` (its template.yaml, ASL and functions' code) as it was at a git revision of
+    the repository the template is in, in a temporary directory. ValueError when git cannot say."""
+    folder = template.absolute().parent
+    prefix = _git(folder, "rev-parse", "--show-prefix").strip()  # the app's folder inside its repository
+    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+    names = [f"{prefix}{name}" for name in _TEMPLATE_TREE]
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", revision, *_TEMPLATE_TREE],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        check=False,
+        ["git", "archive", "--format=tar", revision, *names], cwd=top, capture_output=True, check=False
     )
     if archive.returncode != 0:
-        raise ValueError(f"cannot read {revision!r} from git: {archive.stderr.decode().strip()}")
+        raise ValueError(f"cannot read {revision!r} from git in {folder}: {archive.stderr.decode().strip()}")
     with tempfile.TemporaryDirectory(prefix="onceflow-cost-") as directory:
         with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
             tar.extractall(directory, filter="data")
-        yield Path(directory) / "template.yaml"
+        yield Path(directory) / prefix / "template.yaml"
+
+
+def _git(folder: Path, *arguments: str) -> str:
+    try:
+        done = subprocess.run(["git", *arguments], cwd=folder, capture_output=True, text=True, check=False)
+    except OSError as error:  # no git, or the folder is gone
+        raise ValueError(f"git cannot run in {folder}: {error.strerror or error}") from None
+    if done.returncode != 0:
+        raise ValueError(f"{folder} is not in a git repository: {done.stderr.strip()}")
+    return done.stdout
 
 
 def _measure_all(

@@ -380,8 +380,9 @@ class _Run:
             scope.enter_context(self.windows)
             scope.enter_context(_throttling_on_the_run_clock(self.pipeline.starter.module))
             if self.options.fifo:
+                # The starter's DescribeExecution polls (FIFO STANDARD) wait on the engine for an
+                # execution's end (LocalPipeline: DelayClock.poll_sleep), neither slept nor spun.
                 scope.enter_context(self.effects.installed())
-                scope.enter_context(_paced_polls(self.pipeline.starter.module))
             try:
                 for step in schedule.steps:
                     self.apply(step)
@@ -452,23 +453,6 @@ class _Reusable:
 
 
 _REUSABLE: dict[tuple[str, str, str], _Reusable] = {}
-
-
-# FIFO STANDARD: the starter polls DescribeExecution while it waits. With its sleep taken out (the
-# run's clock does not wait) the poll would spin and starve the engine's threads of the request
-# lock; a poll every 2 ms lets the execution run (the engine's pace, not a wait for time to pass).
-POLL_PACE_SECONDS = 0.002
-
-
-@contextmanager
-def _paced_polls(starter_module: ModuleType) -> Iterator[None]:
-    executions = sys.modules[starter_module.wait_for_execution.__module__]
-    original = executions.sleep
-    executions.sleep = lambda seconds: time.sleep(min(seconds, POLL_PACE_SECONDS))
-    try:
-        yield
-    finally:
-        executions.sleep = original
 
 
 # The starter's throttling backoff is not slept in a run (hooks.py), but each attempt is a call: a

@@ -23,6 +23,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task import creden
 from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 
 from onceflow.engine.bookkeeping.once_per_key import once_per_key
+from onceflow.engine.iam import task_credentials
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups import CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, SpeedupError
 
@@ -67,13 +68,13 @@ class _LockedStubber(BotocoreStubber):
             return super().__call__(event_name, request, **kwargs)
 
 
-def _in_process_client(region: str, service: str, stubber: _LockedStubber) -> Any:
-    """A client as moto's boto_client_for makes it under mock_aws: AWS's own endpoint, answered by the stubber."""
+def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_arn: str | None) -> Any:
+    """A client as moto's boto_client_for makes it under mock_aws: AWS's own endpoint, answered by the
+    stubber; signed as the state machine's role (engine/iam/task_credentials.py)."""
     client = _CLIENT_SESSION.client(
         service,
         region_name=region,
-        aws_access_key_id="ak",
-        aws_secret_access_key="sk",
+        **task_credentials.for_role(role_arn),
         config=Config(
             parameter_validation=False,
             retries={"max_attempts": 0, "total_max_attempts": 1},
@@ -90,19 +91,17 @@ _CLIENT_SESSION_LOCK = threading.Lock()  # botocore sessions are not safe to bui
 
 
 def integration_clients(cached: bool, request_lock: threading.RLock | None) -> list[Patch]:
-    original = sfn_boto_client.boto_client_for
     stubber = _LockedStubber(request_lock) if request_lock is not None else None
 
     def build(region: str, service: str, state_credentials: Any) -> Any:
         if stubber is None:
-            return original(region, service, state_credentials)
+            return task_credentials.client_for(region, service, state_credentials)
         with _CLIENT_SESSION_LOCK:
-            return _in_process_client(region, service, stubber)
+            return _in_process_client(region, service, stubber, task_credentials.role_of(state_credentials))
 
     @once_per_key
     def build_cached(region: str, service: str, port: str, role_arn: str | None) -> Any:
-        # moto gives every task the same fixed credentials; the role is in the key all the same,
-        # so a future moto that assumes the task's role cannot be handed another role's client.
+        # Signed as the task's role: one client per role.
         return build(region, service, sfn_credentials.StateCredentials(role_arn=role_arn) if role_arn else None)
 
     def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:

@@ -46,6 +46,7 @@ from moto.stepfunctions.parser.utils import TMP_THREADS
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from onceflow.engine.bookkeeping import retention
+from onceflow.engine.stepfunctions.interpreter import deadlines
 
 Patch = tuple[Any, str, Any]
 
@@ -171,6 +172,7 @@ class RedriveWorker(ExecutionWorker):
         # Built before the thread starts, so a StopExecution that comes at once finds it.
         self.env = self._get_evaluation_environment()
         self.env.event_manager = previous.env.event_manager
+        deadlines.forget(self.env.event_manager)  # the ended run's TimeoutSeconds (interpreter/deadlines.py)
         execution_context = self.env.states.context_object.context_object_data["Execution"]
         execution_context["RedriveCount"] = redrive_count
         execution_context["RedriveTime"] = when

@@ -85,8 +85,8 @@ BAD_VALUES: dict[str, list[Bad]] = {
     "endpoint": [Bad("localhost:4747", "no scheme"), Bad("ftp://x", "another scheme"), Bad("", "empty")],
     "text": [Bad("", "empty", names_it=False)],
 }
-# Free-text options whose name says they are paths would be walked as text and prove little.
-PATH_WORDS = ("file", "out", "template", "path", "dir", "folder")
+# Options taking a file or a folder under these names (or typed Path) would be walked as text and prove little.
+PATH_NAMES = {"file", "body_file", "out", "template", "dir", "folder"}
 
 
 def kind_of(param: Any) -> str | None:
@@ -135,12 +135,24 @@ def bad_values(param: Any) -> list[Bad]:
     return values
 
 
+# A command's positional arguments, each a value it takes (a path with `{name}` of the `files` fixture),
+# given while its options are walked; walked themselves with bad values of their kind.
+ARGUMENT_PLACEHOLDERS = {"output-folder": "{home}/a-new-app"}
+
+
+def _arguments(command: Any) -> list[Any]:
+    return [p for p in command.params if p.param_type_name == "argument"]
+
+
 def _cases() -> Iterator[Any]:
     for command_name, command in sorted(COMMANDS.items()):
+        arguments = [ARGUMENT_PLACEHOLDERS[kind_of(p) or ""] for p in _arguments(command)]
         for param in command.params:
-            option = param.opts[0]
+            positional = param.param_type_name == "argument"
+            option = param.name if positional else param.opts[0]
             for bad in bad_values(param):
-                yield pytest.param(command_name, option, bad, id=f"{command_name} {option} {bad.why}")
+                args = [bad.value] if positional else [*arguments, option, bad.value]
+                yield pytest.param(command_name, option, args, bad, id=f"{command_name} {option} {bad.why}")
 
 
 @pytest.fixture(scope="module")
@@ -210,14 +222,19 @@ def assert_one_line_naming(ran: Ran, command: str, option: str, value: str | Non
     return line
 
 
-@pytest.mark.parametrize(("command", "option", "bad"), list(_cases()))
+@pytest.mark.parametrize(("command", "option", "args", "bad"), list(_cases()))
 def test_a_bad_value_gets_one_line_naming_it_never_a_traceback(
-    forks: ConsoleForks, files: dict[str, str], environment: dict[str, str], command: str, option: str, bad: Bad
+    forks: ConsoleForks,
+    files: dict[str, str],
+    environment: dict[str, str],
+    command: str,
+    option: str,
+    args: list[str],
+    bad: Bad,
 ) -> None:
     value = bad.value.format(**files)
-    ran = forks.run(
-        [command, option, value], environment, ROOT, drop_dac=bad.drop_dac, timeout=60 if command in HEAVY else 30
-    )
+    argv = [command, *(arg.format(**files) for arg in args)]
+    ran = forks.run(argv, environment, ROOT, drop_dac=bad.drop_dac, timeout=60 if command in HEAVY else 30)
     if bad.names_it:
         assert_one_line_naming(ran, command, option, value)
     else:  # free text may be valid: then it reaches the endpoint, where nothing answers (one line too)
@@ -233,13 +250,17 @@ def test_every_option_that_names_a_file_or_folder_says_what_it_checks() -> None:
         f"{name} {param.opts[0]}"
         for name, command in COMMANDS.items()
         for param in command.params
-        if any(word in (param.name or "") for word in PATH_WORDS) and kind_of(param) == "text"
+        if (param.name in PATH_NAMES or param.type_descriptor.annotation is Path)
+        and kind_of(param) in ("text", "input-file")
+        and getattr(param.callback, "kind", None) is None
+        and param.name != "body_file"  # send --file: typer's own exists/dir_okay checks name the value
     ]
     assert unchecked == []
 
 
 def test_every_command_is_walked_and_every_kind_is_met() -> None:
     walked = {case.values[0] for case in _cases()}
+    assert all(kind_of(p) in ARGUMENT_PLACEHOLDERS for c in COMMANDS.values() for p in _arguments(c))
     assert walked == set(COMMANDS) - {name for name, c in COMMANDS.items() if not c.params}
     kinds = {kind_of(p) for c in COMMANDS.values() for p in c.params} - {None}
     assert kinds == set(BAD_VALUES)

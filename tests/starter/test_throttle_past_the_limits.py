@@ -136,7 +136,7 @@ def test_a_group_throttled_for_a_day_is_dead_lettered_by_the_starter_with_its_re
 ) -> None:
     """Receives at 0, 30 min, 1.5 h, 3.5 h, 7.5 h (the holds: 30 min, 1 h, 2 h, 4 h); the fifth is
     the queue's maxReceiveCount, SQS would move the group's records at the sixth without a reason.
-    Fails when the starter holds the group on that receive too: at 15.5 h the redrive policy moves
+    Fails when the starter holds the group on that receive too: 8 h later (15.5 h) the redrive policy moves
     them, and their dead letters carry no `source`, no `error`."""
     monkeypatch.setattr(throttling, "MAX_BACKOFF_SECONDS", 60)  # fewer, longer (unslept) waits per invocation
     group = ThrottledGroup(fifo_stack, starter, workflow_type, "d")

@@ -94,6 +94,23 @@ def _load_handler_module(function: LocalFunction) -> ModuleType:
     return module
 
 
+# Variables that describe an app rather than a deployment: an earlier app's (in this process, or the
+# process that started this one) would be read by the next app's starter as its own.
+APP_VARIABLES = frozenset(
+    {"PAYLOAD_MODEL", "PAYLOAD_SCHEMA", "PAYLOAD_EVENT_ID_PATH", "EVENT_ID_PATH", "TALLY_KEY_PATH"}
+)
+_set_by_functions: set[str] = set()
+
+
+def _forget_other_apps_variables(stack: LocalStack) -> None:
+    """Drop the variables an earlier stack's functions set that no function of this stack sets (its
+    own stay, so its functions running side by side never lose one another's)."""
+    own = {name for function in stack.functions.values() for name in function.environment}
+    for name in (_set_by_functions | APP_VARIABLES) - own:
+        os.environ.pop(name, None)
+    _set_by_functions.update(own)
+
+
 class FunctionRuntime:
     """Loads the handler named in template.yaml with the environment the template gives it.
 
@@ -130,6 +147,7 @@ class FunctionRuntime:
             if self.function.role_arn
             else None
         )
+        _forget_other_apps_variables(stack)
         os.environ.update(self.environment)
         self.module = _load_handler_module(self.function)
         # Cached clients stay valid while the endpoint and the role's session do (a reset of the

@@ -53,9 +53,19 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     original_branches = current(before, BranchesDecl, "_eval_body")
     original_add_event = current(before, EventManager, "add_event")
 
+    # StateTask inherits _eval_body: look it up on each call, so a later patch of CommonStateField's
+    # (the fault schedules' interrupts, quotas' delayed transitions) still reaches every Task.
+    inherited = "_eval_body" not in StateTask.__dict__ and not any(
+        owner is StateTask and name == "_eval_body" for owner, name, _ in before
+    )
+
     def _task_body(self: StateTask, env: Any) -> None:
         env.__dict__[OPEN_TASK] = True
-        original_task_body(self, env)  # an uncaught failure leaves the Task open: the Parallel aborts it
+        # an uncaught failure leaves the Task open: the Parallel aborts it
+        if inherited:
+            super(StateTask, self)._eval_body(env)
+        else:
+            original_task_body(self, env)
         env.__dict__[OPEN_TASK] = False
 
     def stop(self: BranchWorker, stop_date: Any, cause: str | None, error: str | None) -> None:

@@ -62,7 +62,7 @@ def fifo_stack(request: pytest.FixtureRequest, embedded_aws: EmbeddedAws) -> Loc
 
 @dataclass
 class PollPauses:
-    """Stands in for the starter's pause between DescribeExecution polls (`executions.sleep`): it
+    """Stands in for the starter's pause between DescribeExecution polls (`executions.poll_sleep`): it
     lets the executions run until none is running (a bounded wait), so the poll after it finds the
     awaited execution ended: no real sleep of the starter's delays, and no busy loop. `held` keeps
     one execution running through the first pause, then lets it go on."""
@@ -213,7 +213,7 @@ def test_a_redelivered_record_whose_execution_ended_is_settled_by_how_it_ended(f
     ending = ENDINGS[how]
     sfn = fifo_stack.client("stepfunctions")
     pauses = PollPauses(sfn, fifo_stack.state_machine_arn)
-    monkeypatch.setattr(executions, "sleep", pauses)
+    monkeypatch.setattr(executions, "poll_sleep", pauses)
     logs = io.StringIO()
     group = Group(fifo_stack, StarterRuntime(fifo_stack, log_stream=logs))
     group.send()
@@ -254,7 +254,7 @@ def test_a_redelivered_record_whose_execution_still_runs_is_waited_for_before_th
     held = RetryHold()
     monkeypatch.setattr(embedded_aws.clock, "sleep", held.sleep)
     pauses = PollPauses(sfn, fifo_stack.state_machine_arn, held=held)
-    monkeypatch.setattr(executions, "sleep", pauses)
+    monkeypatch.setattr(executions, "poll_sleep", pauses)
     logs = io.StringIO()
     group = Group(fifo_stack, StarterRuntime(fifo_stack, log_stream=logs))
     group.send()

@@ -1024,15 +1024,13 @@ def init(
     path: Annotated[
         Path | None,
         typer.Argument(
-            callback=cli_checks.output_folder(), help="The new app's folder (new or empty); its name is the project's."
+            callback=cli_checks.output_folder(command_tells_a_file=True),
+            help="The new app's folder (new or empty); its name is the project's.",
         ),
     ] = None,
     sample_event: Annotated[
         Path | None,
-        typer.Option(
-            callback=cli_checks.input_file(),
-            help="A message body of your domain (a JSON object): the app is made from its fields.",
-        ),
+        typer.Option(help="A message body of your domain (a JSON object): the app is made from its fields."),
     ] = None,
     event_id_path: Annotated[
         str | None, typer.Option(help="Where the event_id is in that body: names joined by dots, e.g. payment_id.")

@@ -163,8 +163,17 @@ def output_file(example: str) -> Check:
     return refusing("output-file", lambda value: write_problem(Path(value).expanduser(), example))
 
 
-def output_folder() -> Check:
-    return refusing("output-folder", lambda value: folder_problem(Path(value).expanduser()))
+def output_folder(command_tells_a_file: bool = False) -> Check:
+    """A folder to make and write in. `command_tells_a_file`: the command refuses an existing file
+    in its own words (init); this refuses only a folder that cannot be made or written in."""
+
+    def problem(value: str) -> str | None:
+        path = Path(value).expanduser()
+        if command_tells_a_file and path.is_file():
+            return None
+        return folder_problem(path)
+
+    return refusing("output-folder", problem)
 
 
 def revision_problem(revision: str, root: Path = PACKAGE_ROOT) -> str | None:

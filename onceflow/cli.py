@@ -211,6 +211,9 @@ TemplateOption = Annotated[
     ),
 ]
 DEFAULT_TEMPLATE = "template.yaml"
+TimeScaleOption = Annotated[
+    float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
+]
 ParameterOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -330,9 +333,7 @@ def start(
         str, typer.Option(callback=cli_checks.stack_name(), help="Name of the local stack.")
     ] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
-    time_scale: Annotated[
-        float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
-    ] = 0.01,
+    time_scale: TimeScaleOption = 0.01,
     history_budget: Annotated[
         int,
         typer.Option(
@@ -933,9 +934,7 @@ def demo(
             case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
         ),
     ] = Source.STANDARD,
-    time_scale: Annotated[
-        float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
-    ] = 0.01,
+    time_scale: TimeScaleOption = 0.01,
     out: Annotated[
         Path,
         typer.Option(

@@ -10,17 +10,20 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
+
+from onceflow import cli_checks
 
 if TYPE_CHECKING:
     from onceflow.local.report import RunReport
@@ -53,7 +56,8 @@ class _OneLineErrors(TyperGroup):
     """A user's mistake gets one line on stderr naming the value and what is allowed, never a traceback."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
-        words = [w for w in (args[0] if args else kwargs.get("args")) or sys.argv[1:] if not w.startswith("-")]
+        argv = list((args[0] if args else kwargs.get("args")) or sys.argv[1:])
+        words = [w for w in argv if not w.startswith("-")]
         command = f"onceflow {words[0]}" if words and words[0] in self.commands else "onceflow"
         from onceflow.cli_values import install
 
@@ -65,20 +69,56 @@ class _OneLineErrors(TyperGroup):
                 typer.echo(error.format_message())
                 code = 2
             else:
-                typer.echo(f"{command}: {error.format_message()}", err=True)
+                typer.echo(f"{command}: {_one_line(_naming_the_value(error, argv))}", err=True)
                 code = error.exit_code
         except typer.Abort:
             typer.echo("aborted", err=True)
+            code = 1
+        except BrokenPipeError:  # `onceflow status | head`: the reader left; nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = 1
+        except OSError as error:
+            if error.filename is None:
+                raise
+            # A file a command reads or writes beyond what its options' checks could foresee.
+            typer.echo(f"{command}: {error.filename}: {(error.strerror or str(error)).lower()}", err=True)
             code = 1
         except Exception as error:
             told = _aws_failure(error)
             if told is None:
                 raise
-            typer.echo(f"{command}: {told}", err=True)
+            typer.echo(f"{command}: {_one_line(told)}", err=True)
             code = 1
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _one_line(message: str) -> str:
+    """A refusal is one line: a multi-line message (a YAML parser's, say) is joined into one."""
+    return " ".join(message.split()) if "\n" in message else message
+
+
+def _naming_the_value(error: TyperException, argv: list[str]) -> str:
+    """typer's refusal of a value it could not convert names the option, not the value: add it."""
+    from onceflow.cli_checks import given_value
+
+    param = getattr(error, "param", None)
+    value = given_value(argv, param) if isinstance(error, typer.BadParameter) and param is not None else None
+    inner = str(getattr(error, "message", "")).removeprefix("Value error, ")
+    if value is None or repr(value) in inner or inner.startswith(f"{value}:"):
+        if hasattr(error, "message"):
+            error.message = inner
+        return error.format_message()
+    bound = re.search(r"(greater|less) than or equal to (\S+)", inner)
+    if "valid integer" in inner:
+        inner = "not a whole number"
+    elif "valid number" in inner:
+        inner = "not a number"
+    elif bound:
+        inner = f"must be {bound[2]} or {'more' if bound[1] == 'greater' else 'less'}"
+    error.message = f"{value!r}: {inner}"
+    return error.format_message()
 
 
 def _aws_failure(error: Exception) -> str | None:
@@ -88,7 +128,8 @@ def _aws_failure(error: Exception) -> str | None:
         return None
     if isinstance(error, (exceptions.ConnectionError, exceptions.HTTPClientError)):
         return f"the endpoint stopped answering ({error}): was `onceflow start` stopped, or the network lost?"
-    return str(error)
+    stack = sys.modules.get("onceflow.ops.stack")
+    return (stack.credentials_problem(error) if stack else None) or str(error)
 
 
 app = typer.Typer(
@@ -98,6 +139,26 @@ app = typer.Typer(
     cls=_OneLineErrors,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"onceflow {version('onceflow')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("onceflow (not installed: no version recorded)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    pass
 
 
 def _endpoint_url(ctx: typer.Context, param: typer.CallbackParam, value: str) -> str:
@@ -125,7 +186,12 @@ EndpointOption = Annotated[
     ),
 ]
 StackNameOption = Annotated[
-    str, typer.Option(envvar="ONCEFLOW_STACK_NAME", help="The stack whose outputs name the resources.")
+    str,
+    typer.Option(
+        envvar="ONCEFLOW_STACK_NAME",
+        callback=cli_checks.stack_name(),
+        help="The stack whose outputs name the resources.",
+    ),
 ]
 AwsOption = Annotated[
     bool,
@@ -140,10 +206,14 @@ TemplateOption = Annotated[
     str,
     typer.Option(
         "--template",
+        callback=cli_checks.input_file("template"),
         help="The app's template.yaml (its sample body, state machine and functions beside it).",
     ),
 ]
 DEFAULT_TEMPLATE = "template.yaml"
+TimeScaleOption = Annotated[
+    float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
+]
 ParameterOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -153,7 +223,7 @@ ParameterOption = Annotated[
 ]
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise CommandError(message)
 
 
@@ -172,6 +242,7 @@ def _at_least(minimum: int) -> Any:
             raise typer.BadParameter(f"{value}: must be {minimum} or more")
         return value
 
+    check.minimum = minimum  # type: ignore[attr-defined]  # what tests/local/test_bad_values.py tries below
     return check
 
 
@@ -258,14 +329,17 @@ def start(
     port: Annotated[
         int, typer.Option(min=1, max=65535, help="Loopback port for the endpoint (clients: ONCEFLOW_ENDPOINT).")
     ] = DEFAULT_PORT,
-    stack_name: Annotated[str, typer.Option(help="Name of the local stack.")] = DEFAULT_STACK_NAME,
+    stack_name: Annotated[
+        str, typer.Option(callback=cli_checks.stack_name(), help="Name of the local stack.")
+    ] = DEFAULT_STACK_NAME,
     poll: Annotated[bool, typer.Option(help="Run the emulated SQS event source and starter.")] = True,
-    time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
+    time_scale: TimeScaleOption = 0.01,
     history_budget: Annotated[
         int,
         typer.Option(
             min=0,
-            help="Keep the histories of this many newest finished executions (older ones keep name, status, "
+            help="Keep the histories of this many finished executions, failed, timed-out and aborted ones first, "
+            "then the newest (the others keep name, status, "
             "dates, input and output; `trace` and `status` say how many lost theirs). Each kept history of the "
             "pipeline costs about 0.04 MB of this process's memory, 1,000 about 36 MB (benchmarks/trace_status.py --memory-only).",
         ),
@@ -524,28 +598,9 @@ def status(
             highlight=False,
         )
     if report.latest:
-        shown = Table(title=f"Latest {len(report.latest)} of {report.execution_count} executions, oldest first")
-        subscriber = report.subscriber
-        for column in (
-            "started",
-            "execution",
-            "status",
-            "event_id",
-            "path",
-            *(["subscriber"] if subscriber is not None else []),
-        ):
-            shown.add_column(column, overflow="fold")
-        for execution in report.latest:
-            outcome = subscriber.get(execution.event_id) if subscriber is not None else None
-            shown.add_row(
-                execution.started[11:23],
-                execution.name,
-                execution.status,
-                execution.event_id,
-                " → ".join(execution.path),
-                *([outcome.line() if outcome else ""] if subscriber is not None else []),
-            )
-        console.print(shown)
+        from onceflow.ops.status_view import latest_executions
+
+        console.print(latest_executions(report, console.width))
     if report.dead_letters.letters:
         dead = Table(title="Dead letters by reason")
         for column in ("count", "source: error", "event_ids", "redriven before"):
@@ -604,17 +659,33 @@ def trace(
     stack_name: StackNameOption = DEFAULT_STACK_NAME,
     aws: AwsOption = False,
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            help="Where to write the HTML page [default: reports/STACK-NAME-trace.html; the demo's is trace.html]"
+            callback=cli_checks.output_file("trace.html"),
+            help="Where to write the HTML page [default: reports/STACK-NAME-trace.html; the demo's is trace.html]",
         ),
     ] = None,
     execution: Annotated[str | None, typer.Option(help="Execution (name or ARN) to select on the page.")] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Rewrite the page every --every seconds while `onceflow start` runs; the page reloads itself. "
+            "Ctrl-C writes it once more without reloading: the file to share.",
+        ),
+    ] = False,
+    every: Annotated[int, typer.Option(callback=_at_least(1), help="With --watch: seconds between rewrites.")] = 5,
 ) -> None:
     """Write a self-contained HTML page: the state machine graph with the run overlaid."""
     from onceflow.devtools.trace import write_trace
+    from onceflow.devtools.trace.collect import Collected, collect, without_cycle_collection
     from onceflow.devtools.trace.progress import collect_with_progress, pruned_line
+    from onceflow.ops.subscriber import outcomes
 
+    page = Path(out) if out is not None else Path("reports") / f"{stack_name}-trace.html"
+    problem = cli_checks.write_problem(page, "trace.html") if out is None else None
+    if problem:  # the default's folder, checked as --out is
+        _fail(f"cannot write the page to {page}: {problem}; pass --out PATH")
     stack = _stack(endpoint, stack_name, aws)
     sfn = stack.client("stepfunctions")
     machine = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)
@@ -625,7 +696,7 @@ def trace(
         )
     definition = json.loads(machine["definition"])
 
-    def known(listed: list[dict[str, Any]]) -> None:  # told before any history is read
+    def named(listed: list[dict[str, Any]]) -> None:  # told before any history is read
         if execution is not None and not any(execution in (e["name"], e["executionArn"]) for e in listed):
             examples = ", ".join(e["name"] for e in listed[-3:]) or "there are no executions yet"
             raise typer.BadParameter(
@@ -633,29 +704,69 @@ def trace(
                 param_hint="'--execution'",
             )
 
-    from onceflow.devtools.trace.collect import without_cycle_collection
-    from onceflow.ops.subscriber import outcomes
+    read_before: list[Collected] = []
 
-    with without_cycle_collection():
-        collected = collect_with_progress(sfn, stack.state_machine_arn, check=known)
+    def read() -> Collected:
+        """Every execution; a watch's later rounds read only what is new or was running."""
+        with without_cycle_collection():
+            if not read_before:
+                collected = collect_with_progress(sfn, stack.state_machine_arn, check=named)
+            else:
+                earlier = {r.arn: r for r in read_before[0].executions}
+                collected = collect(sfn, stack.state_machine_arn, check=named, known=earlier)
+        read_before[:] = [collected]
+        return collected
+
+    def write(collected: Collected, live: Any = None) -> Path:
         results = collected.executions
-        subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
-            stack.outputs,
-            stack.client("dynamodb"),
-            stack.client("sqs"),
-            (str(r.input.get("event_id", "")) for r in results),
-        )
-        path = write_trace(
-            definition,
-            results,
-            out or Path("reports") / f"{stack_name}-trace.html",
-            selected=execution,
-            history_budget=collected.history_budget,
-            subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
-        )
-    typer.echo(f"trace of {len(results)} executions written to {path}")
+        with without_cycle_collection():
+            subscriber = outcomes(  # the example subscriber's outcome per event, when the stack has it
+                stack.outputs,
+                stack.client("dynamodb"),
+                stack.client("sqs"),
+                (str(r.input.get("event_id", "")) for r in results),
+            )
+            try:
+                return write_trace(
+                    definition,
+                    results,
+                    page,
+                    selected=execution,
+                    history_budget=collected.history_budget,
+                    subscriber={event_id: outcome.line() for event_id, outcome in subscriber.items()},
+                    live=live,
+                )
+            except OSError as error:  # the folder changed since the option was checked
+                _fail(f"cannot write the page to {page}: {(error.strerror or str(error)).lower()}")
+
+    if watch:
+        from onceflow.devtools.trace.watch import watch as watching
+
+        def told(collected: Collected, path: Path) -> None:
+            if not told_once:
+                told_once.append(path)
+                typer.echo(
+                    f"trace of {_counted(len(collected.executions), 'execution')} written to {path}; rewritten every "
+                    f"{every} s while this runs (the page reloads itself); Ctrl-C writes it once more, to share"
+                )
+
+        told_once: list[Path] = []
+        watched = watching(read, write, every, on_round=told)
+        collected, path = watched.last, watched.path
+        if watched.ended_by != "interrupted":
+            typer.echo(f"watch ended: {watched.ended_by}; the page keeps what was read last", err=True)
+    else:
+        collected = read()
+        path = write(collected)
+    results = collected.executions
+    typer.echo(f"trace of {_counted(len(results), 'execution')} written to {path}")
     if collected.pruned:
         typer.echo(pruned_line(collected.pruned, len(results), collected.history_budget))
+
+
+def _counted(count: int, noun: str) -> str:
+    """`1 execution`, `2 executions`: what the commands print counts in."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 @app.command()
@@ -702,6 +813,78 @@ def redrive(
     typer.echo(report.summary())
     if report.failed:
         raise typer.Exit(code=1)
+
+
+DEAD_LETTER_QUEUES = ("pipeline", "subscriber", "safety-net")  # onceflow/ops/letters.py, QUEUES
+
+
+def _dead_letter_queue(value: str) -> str:
+    """A str, not an enum: an enum option would import pydantic for typer's coercion (cli_values.py)."""
+    if value.lower() not in DEAD_LETTER_QUEUES:
+        raise typer.BadParameter(f"{value!r}: one of {', '.join(DEAD_LETTER_QUEUES)}")
+    return value.lower()
+
+
+_dead_letter_queue.kind = "choice"  # type: ignore[attr-defined]  # for tests/local/test_bad_values.py
+
+
+@app.command("dead-letters")
+def dead_letters(
+    endpoint: EndpointOption = DEFAULT_ENDPOINT,
+    stack_name: StackNameOption = DEFAULT_STACK_NAME,
+    aws: AwsOption = False,
+    message_id: Annotated[str | None, typer.Option(help="Show this dead letter in full: body and attributes.")] = None,
+    event_id: Annotated[str | None, typer.Option(help="Show the dead letters of this event in full.")] = None,
+    queue: Annotated[
+        str, typer.Option(callback=_dead_letter_queue, help="pipeline (the DLQ), subscriber (its DLQ) or safety-net.")
+    ] = "pipeline",
+    limit: Annotated[
+        int, typer.Option(callback=_at_least(1), help="Read at most this many messages of the queue.")
+    ] = 1000,
+) -> None:
+    """List the dead letters, or show one (--message-id, --event-id): its body and every attribute.
+
+    Reads only: each message is made visible again at once, as `redrive --dry-run` does."""
+    from onceflow.ops.letters import QUEUES, letters
+
+    stack = _stack(endpoint, stack_name, aws)
+    output = QUEUES[queue]
+    url = stack.outputs.get(output)
+    if url is None:
+        raise typer.BadParameter(
+            f"{queue!r}: the stack has no output {output} (the subscriber's: DeploySubscriber=true)",
+            param_hint="'--queue'",
+        )
+    read = list(letters(stack.client("sqs"), url, limit, sfn=stack.client("stepfunctions")))
+    wanted = message_id is not None or event_id is not None
+    chosen = [letter for letter in read if letter.matches(message_id, event_id)] if wanted else read
+    if not read:
+        typer.echo(f"the {queue} dead-letter queue is empty")
+        return
+    if not wanted:
+        console.print(f"{len(read)} dead letters in {url.rsplit('/', 1)[-1]}:", highlight=False, soft_wrap=True)
+        for letter in read:  # ids and reasons are copied whole: a line each, never folded in a cell
+            console.print(f"{letter.message_id}  {letter.sent}", highlight=False, soft_wrap=True)
+            event = f"  event_id {letter.event_id}" if letter.event_id else ""
+            console.print(f"    {letter.reason}{event}", highlight=False, soft_wrap=True, markup=False)
+        typer.echo("show one: onceflow dead-letters --message-id ID (or --event-id ID)")
+        return
+    if not chosen:
+        given = f"--message-id {message_id!r}" if message_id is not None else f"--event-id {event_id!r}"
+        raise CommandError(
+            f"{given}: none of the {len(read)} dead letters read has it (e.g. "
+            + ", ".join(letter.message_id for letter in read[:3])
+            + "); `onceflow dead-letters` lists them"
+        )
+    for letter in chosen:
+        facts = Table(title=f"Dead letter {letter.message_id}", show_header=False)
+        facts.add_column(no_wrap=True)
+        facts.add_column(overflow="fold")
+        for label, text in letter.details():
+            facts.add_row(label, text)
+        console.print(facts)
+        console.print("body:", highlight=False)
+        console.print(letter.body(), soft_wrap=True, highlight=False, markup=False)
 
 
 def print_report(report: RunReport, fault_counts: dict[str, int], seconds: float) -> None:
@@ -751,10 +934,13 @@ def demo(
             case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
         ),
     ] = Source.STANDARD,
-    time_scale: Annotated[float, typer.Option(min=0, help="Retry/Wait delays are multiplied by this.")] = 0.01,
-    out: Annotated[Path, typer.Option(help="Folder for the report, the trace page and the starter log.")] = Path(
-        "reports"
-    ),
+    time_scale: TimeScaleOption = 0.01,
+    out: Annotated[
+        Path,
+        typer.Option(
+            callback=cli_checks.output_folder(), help="Folder for the report, the trace page and the starter log."
+        ),
+    ] = Path("reports"),
     parameter: ParameterOption = None,
     template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
@@ -835,7 +1021,11 @@ def demo(
 @app.command()
 def init(
     path: Annotated[
-        Path | None, typer.Argument(help="The new app's folder (new or empty); its name is the project's.")
+        Path | None,
+        typer.Argument(
+            callback=cli_checks.output_folder(command_tells_a_file=True),
+            help="The new app's folder (new or empty); its name is the project's.",
+        ),
     ] = None,
     sample_event: Annotated[
         Path | None,
@@ -931,39 +1121,60 @@ def main() -> None:
 
 @app.command()
 def cost(
-    mix: Annotated[str, typer.Option(help="shares per path, e.g. new=70,redelivered=25,pending=5")] = "",
-    template: Annotated[Path | None, typer.Option(help="a template.yaml (its ASL and functions beside it)")] = None,
+    mix: Annotated[
+        str, typer.Option(callback=cli_checks.mix(), help="shares per path, e.g. new=70,redelivered=25,pending=5")
+    ] = "",
+    template: Annotated[
+        Path | None,
+        typer.Option(
+            callback=cli_checks.input_file("template"), help="a template.yaml (its ASL and functions beside it)"
+        ),
+    ] = None,
     revision: Annotated[
-        str | None, typer.Option(help="use template.yaml, statemachine/ and functions/ from this git revision")
+        str | None,
+        typer.Option(
+            callback=cli_checks.revision(),
+            help="use template.yaml, statemachine/ and functions/ from this git revision",
+        ),
     ] = None,
     parameter: Annotated[
         list[str] | None, typer.Option(help="template parameter override KEY=VALUE (repeatable)")
     ] = None,
 ) -> None:
     """Cost per million events: each path run on the embedded engine, priced for STANDARD, EXPRESS and the single-Lambda floor."""
-    from onceflow.devtools.cost import (
-        DEFAULT_MIX,
-        MixError,
-        parse_mix,
-        print_cost_run,
-        run_cost_model,
-        template_at_revision,
-    )
+    from onceflow.devtools.cost.mix import DEFAULT_MIX, parse_mix
 
+    if revision is not None and template is not None:
+        raise typer.BadParameter(
+            "give --template or --revision, not both (--revision reads the template of that revision)",
+            param_hint="'--revision'",
+        )
     app_template = _app_template(template)
-    try:
-        shares = parse_mix(mix or DEFAULT_MIX)
-    except MixError as error:
-        console.print(f"[red]--mix: {error}[/red]", soft_wrap=True)
-        raise typer.Exit(code=2) from None
-    overrides = _parameters(parameter, app_template)
+    if revision is not None:  # in the app's own repository
+        problem = cli_checks.revision_problem(revision, app_template.absolute().parent)
+        if problem:
+            raise typer.BadParameter(f"{revision!r}: {problem}", param_hint="'--revision'")
+    shares = parse_mix(mix or DEFAULT_MIX)  # checked as the command line was read
+    overrides = _parameters(parameter, app_template)  # before the engine's imports
+    from onceflow.devtools.cost import print_cost_run, run_cost_model, template_at_revision
+
     _quiet_engine_logs()
     if revision is not None:
-        try:
-            with template_at_revision(revision, app_template) as exported:
+        from contextlib import ExitStack
+
+        with ExitStack() as exports:
+            try:
+                exported = exports.enter_context(template_at_revision(revision, app_template))
+            except ValueError as problem:  # a revision without the app's files
+                said = " ".join(str(problem).split())
+                raise typer.BadParameter(f"{revision!r}: {said}", param_hint="'--revision'") from None
+            try:
                 run = run_cost_model(exported, overrides, progress=console.print)
-        except ValueError as problem:
-            _fail(f"--revision {revision}: {problem}")
+            except Exception as error:  # an older app than this cost model knows: say so, not a traceback
+                _fail(
+                    f"--revision {revision}: the cost model cannot run that revision's app "
+                    f"({type(error).__name__}: {_one_line(str(error))}); pick a later revision"
+                )
     else:
         run = run_cost_model(app_template, overrides, progress=console.print)
     print_cost_run(run, shares, console)
@@ -975,12 +1186,19 @@ def cost(
 
 @app.command()
 def capacity(
-    region: Annotated[str, typer.Option(help="the AWS region whose quotas apply")] = "us-east-1",
+    region: Annotated[
+        str, typer.Option(callback=cli_checks.region(), help="the AWS region whose quotas apply")
+    ] = "us-east-1",
     backlog: Annotated[
         int, typer.Option(min=0, help="a backlog of this many events: how long it takes to drain")
     ] = 1_000_000,
     groups: Annotated[int | None, typer.Option(min=1, help="FIFO source: message groups with messages waiting")] = None,
-    template: Annotated[Path | None, typer.Option(help="a template.yaml (its ASL and functions beside it)")] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(
+            callback=cli_checks.input_file("template"), help="a template.yaml (its ASL and functions beside it)"
+        ),
+    ] = None,
     parameter: Annotated[
         list[str] | None, typer.Option(help="template parameter override KEY=VALUE (repeatable)")
     ] = None,
@@ -988,11 +1206,11 @@ def capacity(
     """Sustained events/s per mode in a region from AWS's published quotas: what binds first, bursts, drains, latency."""
     import logging
 
+    app_template = _app_template(template)
+    overrides = _parameters(parameter, app_template)  # before the engine's imports
     from onceflow.devtools.capacity import RegionError, capacity_for, load_quotas, print_capacity
 
     logging.getLogger("samtranslator").setLevel(logging.ERROR)  # its "unpublished metrics" warning
-    app_template = _app_template(template)
-    overrides = _parameters(parameter, app_template)
     try:
         capacities = capacity_for(app_template, region, overrides, groups)
     except RegionError as error:

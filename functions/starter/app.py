@@ -25,7 +25,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from starter import clients, executions
+from starter import clients, executions, throttling
 from starter.batch import Delivery, Handled, by_message_group, parse_batch
 from starter.dead_letter import Reason, send_to_dead_letter_queue
 from starter.executions import (
@@ -37,7 +37,7 @@ from starter.executions import (
 )
 from starter.precheck import already_sent
 from starter.settings import ConfigurationError, Settings
-from starter.throttling import StillThrottled, hold_back, requeue
+from starter.throttling import NotStarted, StillThrottled, hold_back, last_receives, receive_count_of, requeue
 
 logger = Logger()
 metrics = Metrics()
@@ -58,6 +58,14 @@ OUTCOMES = {
         "ThrottledRecordsRequeued",
         "Step Functions throttled this record for the whole invocation: sent to the queue again",
     ),
+    "requeued_out_of_time": (
+        "RecordsRequeuedOutOfTime",
+        "Too little of the invocation was left to hand this record over: sent to the queue again",
+    ),
+    "dead_lettered_throttled": (
+        "ThrottledRecordsDeadLettered",
+        "Throttled on its last receive: dead-lettering it with the reason before the redrive policy moves it",
+    ),
 }
 # Step Functions calls answered ThrottlingException (each waited out or re-queued): the throttling alarm's metric.
 THROTTLED_CALLS_METRIC = "StepFunctionsCallsThrottled"
@@ -70,6 +78,7 @@ NOT_HELD_METRIC = "ThrottledRecordsNotHeldInFlight"
 def reset_clients() -> None:
     """Forget cached clients (the local runtime calls this when the endpoint changes)."""
     clients.reset()
+    throttling.forget_queues()
 
 
 def _error_code(error: Exception) -> dict[str, str]:
@@ -135,12 +144,13 @@ def _hand_over(delivery: Delivery, settings: Settings, remaining_seconds: Callab
         # Keyed by the execution as the reconciler keys its letter of it: SQS keeps one of the two.
         reason = Reason.ended_badly(ended, delivery.message_id, event.event_id)
         return _dead_letter(delivery, settings, reason, "ended_badly", deduplication_key=ended.execution_arn)
-    except StillThrottled:
+    except (StillThrottled, NotStarted) as stopped:
         if settings.fifo or not settings.source_queue_url or delivery.record is None:
             raise  # reported failed: SQS keeps it (a FIFO record must not go behind its group's later ones)
         message_id, delay = requeue(clients.client("sqs"), settings.source_queue_url, delivery.record)
-        logger.warning(OUTCOMES["requeued_throttled"][1], requeued_as=message_id, delay_seconds=delay)
-        return "requeued_throttled"
+        outcome = "requeued_throttled" if isinstance(stopped, StillThrottled) else "requeued_out_of_time"
+        logger.warning(OUTCOMES[outcome][1], requeued_as=message_id, delay_seconds=delay)
+        return outcome
     extra = {"execution_arn": handover.execution_arn} if handover.execution_arn else {}
     logger.info(OUTCOMES[handover.outcome][1], execution_name=handover.name, **extra)
     return handover.outcome
@@ -188,6 +198,37 @@ def _hold_back_throttled(deliveries: list[Delivery], settings: Settings) -> None
         metrics.add_metric(name=NOT_HELD_METRIC, unit=MetricUnit.Count, value=len(not_held))
 
 
+def _settle_throttled_group(deliveries: list[Delivery], settings: Settings) -> set[str]:
+    """A FIFO group stopped by a throttle (the throttled record first): the records on their last
+    receive are dead-lettered with the reason, in order (throttling.py, `last_receives`: the redrive
+    policy would move them with none); the others stay in flight longer. Returns the dead-lettered."""
+    records = [d.record for d in deliveries if d.record is not None and d.record.get("receiptHandle")]
+    limit = None
+    if settings.source_queue_url and records:
+        limit = throttling.max_receive_count(clients.client("sqs"), settings.source_queue_url)
+    last = {record["messageId"] for record in last_receives(records, limit)}
+    settled: set[str] = set()
+    head = deliveries[0]
+    for delivery in deliveries:
+        if delivery.message_id not in last:
+            continue
+        receives = receive_count_of(delivery.record or {})
+        behind = None if delivery is head else head.message_id
+        reason = (
+            Reason.invalid(delivery.invalid)
+            if delivery.invalid is not None
+            else Reason.throttled(delivery.message_id, delivery.event_id, receives, behind)
+        )
+        try:
+            _dead_letter(delivery, settings, reason, "dead_lettered_throttled")
+        except Exception as error:  # the rest stay failed, in order: SQS's redrive policy is the fallback
+            logger.warning("Could not dead-letter a throttled record", error=repr(error), **_error_code(error))
+            break
+        settled.add(delivery.message_id)
+    _hold_back_throttled([d for d in deliveries if d.message_id not in settled], settings)
+    return settled
+
+
 def handle_in_order(
     deliveries: list[Delivery], settings: Settings, remaining_seconds: Callable[[], float]
 ) -> list[Handled]:
@@ -209,7 +250,10 @@ def handle_in_order(
                 metrics.add_metric(name=OUTCOMES["not_attempted"][0], unit=MetricUnit.Count, value=len(held_back))
             handled.extend(Handled(d.message_id, None) for d in held_back)
             if result.throttled and settings.fifo:
-                _hold_back_throttled(deliveries[index:], settings)
+                settled = _settle_throttled_group(deliveries[index:], settings)
+                handled = [
+                    Handled(h.message_id, "dead_lettered_throttled") if h.message_id in settled else h for h in handled
+                ]
             break
     return handled
 
@@ -264,8 +308,11 @@ def _handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
     records = event["Records"]
     deliveries = _mark_already_sent(parse_batch(records, settings), settings)
 
+    began, first = throttling.monotonic(), context.get_remaining_time_in_millis() / 1000
+
     def remaining_seconds() -> float:
-        return context.get_remaining_time_in_millis() / 1000
+        """The context's count, and this invocation's own (a local runtime's context may not count down)."""
+        return min(context.get_remaining_time_in_millis() / 1000, first - (throttling.monotonic() - began))
 
     throttled = _Counter()
     executions.on_throttled.set(throttled.add)  # seen by each record's copy of this context

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -129,6 +129,25 @@ def wait_for(sfn: Any, execution_arn: str, timeout: float = 30.0, poll: float = 
 LIST_PAGE_SIZE = 1000  # ListExecutions' maxResults may be 1 to 1,000: fewest requests
 # `onceflow start` tags the local state machine with its history budget (engine/retention.py).
 HISTORY_BUDGET_TAG = "onceflow:local-history-budget"
+
+
+# A history budget keeps these first: the executions an on-call engineer opens (RUNBOOK, "Executions
+# failed", "timed out or aborted"), then the newest of the others.
+ENDED_BADLY = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+
+
+def histories_kept(statuses: Sequence[str], budget: int, margin: int = 0) -> set[int]:
+    """Positions in `statuses` (finished executions, oldest first) whose histories a budget keeps: those
+    that ended badly, newest first, then the newest others, `budget` in all (engine/bookkeeping/retention.py
+    prunes the rest). `margin` more of each kind are counted kept: executions that may still be waiting
+    for the next prune."""
+    bad = [i for i, status in enumerate(statuses) if status in ENDED_BADLY]
+    good = [i for i, status in enumerate(statuses) if status not in ENDED_BADLY]
+    kept_bad = bad[max(len(bad) - budget, 0) :]
+    room = budget - len(kept_bad)
+    maybe_bad = bad[max(len(bad) - budget - margin, 0) :]
+    maybe_good = good[max(len(good) - room - margin, 0) :] if room + margin > 0 else []
+    return set(maybe_bad) | set(maybe_good)
 
 
 def list_executions(sfn: Any, state_machine_arn: str, status: str | None = None) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ command's start, issue 21), so the client commands stay fast.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,7 +17,7 @@ from typing import Any
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
 from onceflow.ops import http_heads, json_responses, timestamps
 
@@ -28,6 +29,25 @@ LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "t
 _LOCAL_CONFIG = Config(connect_timeout=2, read_timeout=60, retries={"mode": "standard", "max_attempts": 2})
 _AWS_CONFIG = Config(connect_timeout=5, read_timeout=60, retries={"mode": "standard"})
 _LOG_GROUP_SUFFIX = "LogGroupName"
+NO_REGION = (
+    "no AWS region configured: export AWS_REGION=us-east-1 (or AWS_DEFAULT_REGION), or set one in your AWS "
+    "profile: aws configure set region us-east-1"
+)
+NO_CREDENTIALS = (
+    "no AWS credentials found (looked in the environment, the profile {profile} of ~/.aws/credentials and "
+    "~/.aws/config, and the container and instance roles): run `aws configure`, or `aws sso login --profile NAME` "
+    "and export AWS_PROFILE=NAME, or export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+)
+# Answers of AWS that mean the credentials, not the request, are wrong (IAM, STS and the services'
+# common errors: https://docs.aws.amazon.com/STS/latest/APIReference/CommonErrors.html).
+REFUSED_CREDENTIALS = {
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "InvalidClientTokenId",
+    "UnrecognizedClientException",
+    "SignatureDoesNotMatch",
+    "InvalidSignatureException",
+}
 
 
 class StackNotFound(RuntimeError):
@@ -46,15 +66,17 @@ class Target:
         return self.endpoint_url is not None
 
     def describe(self) -> str:
-        return (
-            self.endpoint_url
-            or f"AWS ({self.region or _aws_session().get_config_variable('region') or 'default region'})"
-        )
+        if self.endpoint_url is not None:
+            return self.endpoint_url
+        if self.region:
+            return f"AWS ({self.region})"
+        region, source = aws_region()
+        return f"AWS ({region}, from {source})" if region else "AWS (no region)"
 
     def client(self, service: str) -> Any:
         if self.endpoint_url is not None:
             return _local_client(self.endpoint_url, self.region or LOCAL_REGION, service)
-        region = self.region or _aws_session().get_config_variable("region")
+        region = self.region or aws_region()[0]
         if not region:  # unset, or set empty (AWS_REGION=""), which botocore would put in the host name
             raise NoRegionError()
         with _CLIENT_CREATION:
@@ -86,6 +108,36 @@ def _local_session() -> botocore.session.Session:
     """A session that ignores AWS_PROFILE (the profile may not even exist where the user is)."""
     ignore_profile = {"profile": (None, None, None, None)}  # not read from AWS_PROFILE / AWS_DEFAULT_PROFILE
     return _with_speedups(botocore.session.Session(session_vars=ignore_profile))
+
+
+def aws_region() -> tuple[str | None, str]:
+    """The region of the user's AWS configuration and where it came from. AWS_REGION first, as the
+    AWS CLI v2 and the SDKs read it (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-envvars.html:
+    it overrides AWS_DEFAULT_REGION and the profile's `region`;
+    https://docs.aws.amazon.com/sdkref/latest/guide/feature-region.html); botocore's own session
+    reads only AWS_DEFAULT_REGION and the profile (botocore/configprovider.py), so it comes second."""
+    if os.environ.get("AWS_REGION"):
+        return os.environ["AWS_REGION"], "AWS_REGION"
+    region = _aws_session().get_config_variable("region")
+    if not region:
+        return None, "nowhere"
+    if os.environ.get("AWS_DEFAULT_REGION"):
+        return region, "AWS_DEFAULT_REGION"
+    return region, f"profile {_aws_session().profile or 'default'}"
+
+
+def credentials_problem(error: Exception) -> str | None:
+    """One line for an AWS call refused for its credentials (none found, expired, unknown), else None."""
+    if isinstance(error, NoCredentialsError):
+        return NO_CREDENTIALS.format(profile=_aws_session().profile or "default")
+    code = error.response.get("Error", {}).get("Code") if isinstance(error, ClientError) else None
+    if code in REFUSED_CREDENTIALS:
+        message = error.response.get("Error", {}).get("Message") or code
+        return (
+            f"AWS refused the credentials ({code}: {message}): renew them (`aws sso login`, or new keys) "
+            "or pick another profile (AWS_PROFILE)"
+        )
+    return None
 
 
 @cache
@@ -152,12 +204,15 @@ def find_stack(target: Target, stack_name: str) -> StackResources:
     try:
         cloudformation = target.client("cloudformation")
     except NoRegionError:
-        raise StackNotFound(
-            "no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your AWS profile)"
-        ) from None
+        raise StackNotFound(NO_REGION) from None
     try:
         stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
-    except ClientError as error:
+    except (ClientError, NoCredentialsError) as error:
+        refused = None if target.is_local else credentials_problem(error)
+        if refused:
+            raise StackNotFound(refused) from None
+        if isinstance(error, NoCredentialsError):
+            raise
         if target.is_local:
             raise StackNotFound(
                 f"no stack {stack_name!r} at {target.endpoint_url}: {_stacks_there(cloudformation)}"

@@ -58,8 +58,9 @@ class StatusReport:
         if self.history_budget is None or self.finished <= self.history_budget:
             return None
         return (
-            f"kept for the newest {self.history_budget} finished executions (history budget, "
-            f"`onceflow start --history-budget N`): up to {self.finished - self.history_budget} older ones have none; "
+            f"kept for {self.history_budget} finished executions, those that failed, timed out or were aborted "
+            "first, then the newest (history budget, "
+            f"`onceflow start --history-budget N`): up to {self.finished - self.history_budget} others have none; "
             "`onceflow trace` lists them with what DescribeExecution still knows"
         )
 

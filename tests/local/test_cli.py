@@ -299,7 +299,7 @@ def test_a_mistake_gets_one_line_naming_the_value_and_what_is_allowed(args, opti
 
 def test_an_execution_that_does_not_exist_is_named(started: Started, tmp_path: Path) -> None:
     result = runner.invoke(
-        app, ["trace", "--endpoint", started.endpoint, "--execution", "nope", "--out", str(tmp_path)]
+        app, ["trace", "--endpoint", started.endpoint, "--execution", "nope", "--out", str(tmp_path / "t.html")]
     )
     assert result.exit_code == 2
     [line] = result.output.strip().splitlines()
@@ -337,9 +337,9 @@ def test_with_aws_the_commands_use_the_default_credential_chain(started: Started
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     output = _invoke("status", "--aws", "--stack-name", "onceflow-local", "--last", "0")
-    assert "Stack onceflow-local on AWS (us-east-1)" in output
+    assert "Stack onceflow-local on AWS (us-east-1, from " in output  # the region, and where it came from
     result = runner.invoke(app, ["status", "--aws", "--stack-name", "no-such-stack"])
-    assert result.exit_code == 1 and "stack 'no-such-stack' not found on AWS (us-east-1)" in result.output
+    assert result.exit_code == 1 and "stack 'no-such-stack' not found on AWS (us-east-1, from " in result.output
 
 
 def test_start_on_a_port_in_use_says_so(tmp_path: Path) -> None:
@@ -461,8 +461,8 @@ def test_status_on_aws_with_no_region_configured_says_how_to_set_one(tmp_path: P
     environment = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
     line = _one_line(_console("status", "--aws", env=environment), 1)
     assert line == (
-        "onceflow status: no AWS region configured: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your "
-        "AWS profile)"
+        "onceflow status: no AWS region configured: export AWS_REGION=us-east-1 (or AWS_DEFAULT_REGION), or set "
+        "one in your AWS profile: aws configure set region us-east-1"
     )
 
 

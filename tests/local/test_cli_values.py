@@ -57,6 +57,7 @@ def test_a_value_to_convert_or_refuse_goes_to_typer() -> None:
         ["logs", "--endpoint", "http://127.0.0.1:1", "--event-id", "e"],
         ["send", "--endpoint", "http://127.0.0.1:1", "--count", "3", "--duplicates", "0.5"],
         ["status", "--help"],
+        ["dead-letters", "--endpoint", "http://127.0.0.1:1", "--queue", "subscriber"],
     ],
 )
 def test_a_client_command_starts_without_pydantic(argv: list[str]) -> None:

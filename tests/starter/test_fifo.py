@@ -30,7 +30,7 @@ from onceflow.local.faults import inject, step_functions_throttling
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.observe import NotificationInbox, scan
-from starter import executions, throttling
+from starter import clients, executions, throttling
 from tests.conftest import fresh_stack
 from tests.starter.helpers import failed_ids, log_lines, metric_totals
 from tests.support import order, sqs_event, sqs_record
@@ -231,7 +231,7 @@ def test_acknowledged_means_done_rows_and_notifications_exist_when_the_handler_r
 
 @pytest.mark.parametrize("workflow_type", ["STANDARD"])  # EXPRESS's StartSyncExecution waits by itself
 def test_standard_a_wait_that_runs_out_leaves_the_record_and_the_redelivery_waits_again(
-    fifo_stack, workflow_type, starter, logs
+    fifo_stack, workflow_type, starter, logs, monkeypatch
 ):
     sfn = fifo_stack.client("stepfunctions")
 
@@ -241,8 +241,13 @@ def test_standard_a_wait_that_runs_out_leaves_the_record_and_the_redelivery_wait
 
     first = record("w-1", "W", "m-w1")
     later = record("w-2", "W", "m-w2")
-    # Less than the safety margin left: the execution is started, then the wait gives up at once.
-    short = LambdaContext(function_name="starter", timeout_seconds=executions.SAFETY_MARGIN_SECONDS)
+    # Time for one StartExecution (with the SDK's own retries) and the safety margin, no more, on a
+    # clock that stands still: the execution is started, then the wait gives up at once.
+    one_call = (
+        throttling.sdk_retry_seconds(clients.MAX_ATTEMPTS) + clients.MAX_ATTEMPTS * throttling.CALL_LATENCY_SECONDS
+    )
+    short = LambdaContext(function_name="starter", timeout_seconds=int(executions.SAFETY_MARGIN_SECONDS + one_call))
+    monkeypatch.setattr(throttling, "monotonic", lambda: 0.0)
 
     response = starter.handler(sqs_event(first, later), short)
 

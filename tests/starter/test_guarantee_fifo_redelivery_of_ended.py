@@ -38,7 +38,7 @@ from onceflow.local.function_runtime import LambdaContext, StarterRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import wait_for, wait_for_all
 from onceflow.ops.observe import scan
-from starter import executions
+from starter import clients, executions, throttling
 from tests.conftest import fresh_stack
 from tests.starter.helpers import metric_totals
 from tests.support import RetryHold, order
@@ -48,8 +48,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:Exception\\(SQSException\\):User
 
 GROUP = "customer-7"
 FIRST, NEXT = "order-first", "order-next"
-# A context with no time beyond the starter's safety margin: StartExecution, then the wait gives up.
-WAIT_RUNS_OUT = LambdaContext(function_name="starter", timeout_seconds=executions.SAFETY_MARGIN_SECONDS)
+# A context with time for one StartExecution (the SDK's own retries counted) and the starter's safety
+# margin, no more, on a clock that stands still: StartExecution, then the wait gives up.
+ONE_CALL = throttling.sdk_retry_seconds(clients.MAX_ATTEMPTS) + clients.MAX_ATTEMPTS * throttling.CALL_LATENCY_SECONDS
+WAIT_RUNS_OUT = LambdaContext(function_name="starter", timeout_seconds=int(executions.SAFETY_MARGIN_SECONDS + ONE_CALL))
 
 
 @pytest.fixture
@@ -112,7 +114,12 @@ class Group:
         return [by_message[f["itemIdentifier"]] for f in self.responses[-1]["batchItemFailures"]]
 
     def deliver_with_the_wait_running_out(self) -> list[str]:
-        return self.deliver(lambda event: self.starter.handler(event, WAIT_RUNS_OUT))
+        monotonic = throttling.monotonic
+        throttling.monotonic = lambda: 0.0  # the invocation's own clock stands still: the context's count holds
+        try:
+            return self.deliver(lambda event: self.starter.handler(event, WAIT_RUNS_OUT))
+        finally:
+            throttling.monotonic = monotonic
 
     def deliver_again(self) -> list[str]:
         return self.deliver(self.starter.invoke)

@@ -16,6 +16,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +121,17 @@ class Browser:
         """Load the page in a new tab of `size` (CSS pixels), then evaluate each JavaScript expression
         in turn (a user's click is `element.click()`); their values, and the seconds the load took.
         `screenshot`: a PNG of the viewport after the last expression."""
+        with self.tab(page, fragment, timeout, size) as tab:
+            values = [tab.evaluate(expression) for expression in expressions]
+            if screenshot is not None:
+                tab.screenshot(screenshot)
+            return values, tab.loaded
+
+    @contextmanager
+    def tab(
+        self, page: Path, fragment: str = "", timeout: float = 120, size: tuple[int, int] = (1400, 1000)
+    ) -> Iterator[Tab]:
+        """The page loaded in a new tab of `size`, to evaluate in, capture and reload; closed after."""
         deadline = time.monotonic() + timeout
         began = time.perf_counter()
         target = self._call("Target.createTarget", deadline, url="about:blank")["targetId"]
@@ -138,19 +152,7 @@ class Browser:
             if "errorText" in navigated:
                 raise BrowserError(f"{page_url(page, fragment)}: {navigated['errorText']}")
             self._wait_for_event("Page.loadEventFired", session, deadline)
-            loaded = time.perf_counter() - began
-            values = []
-            for expression in expressions:
-                evaluated = self._call(
-                    "Runtime.evaluate", deadline, session=session, expression=expression, returnByValue=True
-                )
-                if "exceptionDetails" in evaluated:
-                    raise BrowserError(f"{expression}: {evaluated['exceptionDetails']}")
-                values.append(evaluated["result"].get("value"))
-            if screenshot is not None:
-                shot = self._call("Page.captureScreenshot", deadline, session=session, format="png")
-                screenshot.write_bytes(base64.b64decode(shot["data"]))
-            return values, loaded
+            yield Tab(self, session, deadline, time.perf_counter() - began)
         finally:
             self._call("Target.closeTarget", deadline, targetId=target)
             self._events.clear()  # the closed tab's; nothing waits for them
@@ -196,6 +198,47 @@ class Browser:
     def _log_tail(self) -> str:
         self._log.flush()
         return (Path(self._profile.name) / "stderr.log").read_text(errors="replace")[-2000:]
+
+
+@dataclass
+class Tab:
+    """One loaded page: JavaScript evaluated in it, screenshots of it, its reloads waited for."""
+
+    browser: Browser
+    session: str
+    deadline: float
+    loaded: float  # seconds the first load took
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        """A DevTools command in this tab, e.g. `Input.dispatchMouseEvent`: input as a user's, not a script's."""
+        return self.browser._call(method, self.deadline, session=self.session, **params)
+
+    def evaluate(self, expression: str) -> Any:
+        evaluated = self.browser._call(
+            "Runtime.evaluate", self.deadline, session=self.session, expression=expression, returnByValue=True
+        )
+        if "exceptionDetails" in evaluated:
+            raise BrowserError(f"{expression}: {evaluated['exceptionDetails']}")
+        return evaluated["result"].get("value")
+
+    def screenshot(self, out: Path | None = None, clip: tuple[float, float, float, float] | None = None) -> bytes:
+        """A PNG of the viewport, or of `clip` (x, y, width, height in CSS pixels of the viewport)."""
+        params: dict[str, Any] = {"format": "png"}
+        if clip is not None:
+            x, y, width, height = clip
+            params["clip"] = {"x": x, "y": y, "width": width, "height": height, "scale": 1}
+        shot = base64.b64decode(
+            self.browser._call("Page.captureScreenshot", self.deadline, session=self.session, **params)["data"]
+        )
+        if out is not None:
+            out.write_bytes(shot)
+        return shot
+
+    def reloaded_by(self, expression: str) -> None:
+        """Evaluate `expression`, which makes the page load again, and wait until the new document loaded."""
+        self.browser._events.clear()
+        self.evaluate(expression)
+        self.browser._wait_for_event("Page.loadEventFired", self.session, self.deadline)
 
 
 def screenshot(page: Path, out: Path, fragment: str = "", width: int = 1000, height: int = 2200) -> Path:

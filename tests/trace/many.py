@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from onceflow.ops.executions import ExecutionResult
+from onceflow.ops.executions import ExecutionResult, histories_kept
 from tests.trace.histories import ARN_PREFIX, History
 
 DEFINITION_PATH = Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json"
@@ -71,3 +71,29 @@ def pruned(count: int, first: int = 0) -> list[ExecutionResult]:
             ExecutionResult(ARN_PREFIX + name, name, described["status"], {"event_id": f"order-{i:05d}"}, [], described)
         )
     return results
+
+
+def budgeted(results: list[ExecutionResult], budget: int) -> list[ExecutionResult]:
+    """`results` (oldest first) as a run with a history budget reads them: the executions the budget
+    keeps (onceflow.ops.executions.histories_kept: failed ones first) with their histories, the
+    others with what DescribeExecution still knows."""
+    kept = histories_kept([r.status for r in results], budget)
+    return [r if i in kept else _as_pruned(r) for i, r in enumerate(results)]
+
+
+def _as_pruned(result: ExecutionResult) -> ExecutionResult:
+    first, last = result.history[0], result.history[-1]
+    described: dict[str, Any] = {
+        "executionArn": result.arn,
+        "name": result.name,
+        "status": result.status,
+        "startDate": first["timestamp"],
+        "stopDate": last["timestamp"],
+        "input": json.dumps(result.input),
+    }
+    failed = last.get("executionFailedEventDetails")
+    if failed:
+        described |= {"error": failed.get("error"), "cause": failed.get("cause")}
+    else:
+        described["output"] = json.dumps({"status": "sent"})
+    return ExecutionResult(result.arn, result.name, result.status, result.input, [], described)

@@ -232,7 +232,7 @@ def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run
     assert start["data-executions"] == "2"  # the two with a history; the chip still counts all four
     assert 'data-status="SUCCEEDED" data-count="3"' in page.html
     assert "2 of 4 executions have no history" in page.ids["pruned-note"]
-    assert "newest 2 finished executions" in page.ids["pruned-note"]
+    assert "histories of 2 finished executions, failed, timed-out and aborted ones first" in page.ids["pruned-note"]
     paths = page.html[
         page.html.index('<table id="paths">') : page.html.index("</table>", page.html.index('<table id="paths">'))
     ]

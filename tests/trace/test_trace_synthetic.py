@@ -265,7 +265,10 @@ def test_pruned_executions_are_counted_apart_and_said_why(tmp_path: Path) -> Non
     page = read_page(write_trace(DEFINITION, executions, tmp_path / "t.html", history_budget=4))
     assert "2 without history" in page.ids["pruned-chip"]
     note = page.ids["pruned-note"]
-    assert "2 of 6 executions have no history" in note and "newest 4 finished executions" in note
+    assert (
+        "2 of 6 executions have no history" in note
+        and "histories of 4 finished executions, failed, timed-out and aborted ones first" in note
+    )
     assert "--history-budget" in note and "counted in no path" in note
     assert page.state(START_ID)["data-executions"] == "4"
     assert 'data-status="FAILED" data-count="2"' in page.html  # the pruned failure is still a FAILED execution

@@ -13,6 +13,7 @@ from starter.executions import ExecutionEndedBadly, ExecutionRejected
 from starter.messages import InvalidMessage
 
 INVALID_MESSAGE_ERROR = "Onceflow.InvalidMessage"
+THROTTLED_ERROR = "StepFunctions.ThrottlingException"  # as Step Functions names a throttled call
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,26 @@ class Reason:
         """A waited-for execution (FIFO STANDARD) ended outside the workflow's paths."""
         return cls(
             ended.error or f"Execution.{ended.status}", str(ended), "execution", ended.status, message_id, event_id
+        )
+
+    @classmethod
+    def throttled(cls, message_id: str, event_id: str | None, receives: int, behind: str | None = None) -> Reason:
+        """A FIFO record Step Functions throttled on its last receive (throttling.py, `last_receives`),
+        or one held back behind such a record of its group: dead-lettered with this reason before the
+        queue's redrive policy would move it with none."""
+        why = (
+            f"held back behind message {behind} of its group, which Step Functions throttled on each receive"
+            if behind
+            else "Step Functions throttled its start on each receive"
+        )
+        return cls(
+            THROTTLED_ERROR,
+            f"{why}; on receive {receives}, the queue's maxReceiveCount, the starter dead-lettered it "
+            "rather than let SQS's redrive policy move it without a reason: redrive it once the throttle ended",
+            "execution",
+            "throttled",
+            message_id,
+            event_id,
         )
 
 

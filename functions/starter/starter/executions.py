@@ -6,7 +6,7 @@ execution ends; the record is done only if the execution finished the event or d
 itself, so anything else goes back to SQS. Express does not deduplicate names (the workflow's own
 idempotency does; the name only helps a person find the execution).
 
-Throttling is waited out in the invocation (starter/throttling.py). Errors that no redelivery can cure (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
+Throttling is waited out in the invocation (starter/throttling.py), the SDK's own retries counted. Errors that no redelivery can cure (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
 API_StartSyncExecution.html): InvalidExecutionInput and InvalidName concern the message itself, so
 they raise ExecutionRejected and the record is dead-lettered with the reason. Throttling that
 outlasts the invocation raises StillThrottled (app.py re-queues the record). 5xx and the configuration errors (StateMachineDoesNotExist, AccessDenied, KMS) are not the message's fault:
@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 from onceflow_common.status_change import DEAD_LETTERED_ERROR
 from starter.messages import PipelineEvent
 from starter.naming import execution_name
-from starter.throttling import call_waiting_out_throttling, is_throttling
+from starter.throttling import call_seconds, call_waiting_out_throttling, is_throttling
 
 Outcome = Literal["started", "already_started", "finished", "dead_lettered_by_workflow"]
 PERMANENT_ERRORS = {"InvalidExecutionInput": "input", "InvalidName": "name"}
@@ -89,12 +89,15 @@ def _rejected(error: Exception) -> ExecutionRejected | None:
     return ExecutionRejected(code, PERMANENT_ERRORS[code], message)
 
 
-def _call(call: Callable[[], dict[str, Any]], remaining_seconds: Callable[[], float], reserve: float) -> dict[str, Any]:
-    """`call()` with throttling waited out while `reserve` seconds of the invocation would remain;
-    a refusal no redelivery cures raises ExecutionRejected."""
+def _call(
+    sfn: Any, call: Callable[[], dict[str, Any]], remaining_seconds: Callable[[], float], reserve: float
+) -> dict[str, Any]:
+    """`call()` with throttling waited out while a call of `sfn` (its SDK retries counted) and
+    `reserve` seconds of the invocation would remain; a refusal no redelivery cures raises
+    ExecutionRejected; NotStarted (throttling.py) when not even one call fits."""
     try:
         return call_waiting_out_throttling(
-            call, remaining_seconds, reserve, lambda seconds: sleep(seconds), on_throttled.get()
+            call, remaining_seconds, reserve, lambda seconds: sleep(seconds), on_throttled.get(), call_seconds(sfn)
         )
     except ClientError as error:
         rejected = _rejected(error)
@@ -114,6 +117,7 @@ def start_execution(
     name = execution_name(event.event_id, message_id)
     try:
         started = _call(
+            sfn,
             lambda: sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
             remaining_seconds,
             SAFETY_MARGIN_SECONDS,
@@ -140,6 +144,7 @@ def run_sync_execution(
             f"a synchronous execution may take {call_timeout_seconds} s"
         )
     result = _call(
+        sfn,
         lambda: sfn.start_sync_execution(stateMachineArn=state_machine_arn, name=name, input=event.execution_input),
         remaining_seconds,
         reserve,
@@ -175,8 +180,9 @@ def wait_for_execution(
     arn = handover.execution_arn or execution_arn(state_machine_arn, handover.name)
     deadline = monotonic() + wait_timeout_seconds
     delay = FIRST_POLL_SECONDS
+    describing = call_seconds(sfn)  # a DescribeExecution, the SDK's own retries counted
     while True:
-        budget = min(remaining_seconds() - SAFETY_MARGIN_SECONDS, deadline - monotonic())
+        budget = min(remaining_seconds() - SAFETY_MARGIN_SECONDS - describing, deadline - monotonic())
         if budget <= 0:
             raise ExecutionNotFinished(
                 f"execution {arn} still running when the wait ran out; SQS redelivers the record"

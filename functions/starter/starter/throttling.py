@@ -26,6 +26,21 @@ throttle that outlasts `maxReceiveCount` attempts dead-letters a valid event. In
    docs/RUNBOOK.md, "Traffic above capacity"). Lambda leaves a failed record's visibility as it is:
    it reappears when its visibility timeout runs out
    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+4. a FIFO record throttled on its last receive (its ApproximateReceiveCount has reached the queue's
+   maxReceiveCount: SQS's redrive policy moves it at the next receive, with no reason attached) is
+   dead-lettered by the starter with its reason instead (`last_receives`), with the group's records
+   held back behind it that are on their last receive too, in order: R1's dead letter always
+   carries its reason. With MaxReceiveCount 5 that is its fifth receive, after 7.5 hours of
+   uninterrupted throttling (the holds of its first four: 30 min + 1 h + 2 h + 4 h); the redrive
+   policy would have moved it, without a reason, 8 hours later. Dead-lettering it is the one way
+   it keeps its reason: after the last receive the starter never sees it again.
+
+Time: every wait is counted against the invocation, the SDK's own too. botocore's standard retry
+mode retries a throttled call by itself (up to its max attempts, sleeping rand(0, 1) x min(2^i, 20) s
+before the i-th retry: botocore/retries/standard.py, ExponentialBackoff; "Retry behavior" in the AWS
+SDKs and Tools Reference Guide), so one call may take `sdk_retry_seconds` more than it seems: a call
+is made only while that much is left besides the reserve, and the calls' measured time counts with
+the starter's own waits. A record there is no time left to hand over raises NotStarted.
 
 Throttling Step Functions answers ThrottlingException
 (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html).
@@ -33,7 +48,10 @@ Throttling Step Functions answers ThrottlingException
 
 from __future__ import annotations
 
+import json
 import random
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -47,9 +65,10 @@ MAX_DELAY_SECONDS = AWS_MAX_DELAY_SECONDS
 # A FIFO record throttled for a whole invocation, on its n-th receive, stays in flight
 # HOLD_BASE_SECONDS x 2^(n-1): 30 min, 1 h, 2 h, 4 h, 8 h, then the cap. The first is about the
 # queue's own visibility timeout (1980 s, from the receive), so a throttle that ends soon costs what
-# it did before; with MaxReceiveCount 5 (the template's default) the redrive policy can move the
-# record only after 30 min + 1 h + 2 h + 4 h + 8 h = 15.5 h of throttling (each further receive
-# allowed adds the cap). SQS caps a message's visibility at 12 h counted from its receive
+# it did before; with MaxReceiveCount 5 (the template's default) the fifth receive, the last before
+# the redrive policy would move it, comes after 30 min + 1 h + 2 h + 4 h = 7.5 h of throttling (each
+# further receive allowed adds the next hold: 8 h, then the cap), and there the starter dead-letters
+# it with its reason (`last_receives`). SQS caps a message's visibility at 12 h counted from its receive
 # (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
 # a longer request is refused); the starter asks at most an hour less, as its call comes within the
 # receive's visibility timeout (1980 s) plus its own run.
@@ -57,8 +76,33 @@ HOLD_BASE_SECONDS = 1_800
 SQS_MAX_VISIBILITY_SECONDS = 43_200
 HOLD_MAX_SECONDS = SQS_MAX_VISIBILITY_SECONDS - 3_600
 CHANGE_VISIBILITY_BATCH = 10  # entries per ChangeMessageVisibilityBatch call, SQS's limit
+# botocore's standard retry mode for a throttling error: rand(0, 1) x min(1 s x 2^i, 20 s) before retry i.
+SDK_THROTTLING_BASE_SECONDS, SDK_MAX_BACKOFF_SECONDS = 1.0, 20.0
+CALL_LATENCY_SECONDS = 1.0  # an attempt's own time, besides the SDK's waits: a throttled answer is quick
+monotonic = time.monotonic  # the clock the calls are measured on (replaced with a test's clock)
 
 T = TypeVar("T")
+
+
+class NotStarted(Exception):
+    """Less of the invocation is left than one call may take with the SDK's own retries: the record
+    was not handed over (not throttled: out of time, after other records' waits)."""
+
+    def __init__(self, left_seconds: float, call_seconds: float):
+        self.left_seconds, self.call_seconds = left_seconds, call_seconds
+        super().__init__(f"not handed over: {left_seconds:.1f} s left, one call may take {call_seconds:.1f} s")
+
+
+def sdk_retry_seconds(max_attempts: int) -> float:
+    """The longest botocore's standard mode sleeps in one call throttled on each of `max_attempts`."""
+    return sum(min(SDK_THROTTLING_BASE_SECONDS * 2**i, SDK_MAX_BACKOFF_SECONDS) for i in range(max_attempts - 1))
+
+
+def call_seconds(client: Any) -> float:
+    """The most one call of `client` may take when throttled: its SDK retries' waits and each attempt."""
+    retries = getattr(getattr(getattr(client, "meta", None), "config", None), "retries", None) or {}
+    attempts = int(retries.get("total_max_attempts") or retries.get("max_attempts", 2) + 1)
+    return sdk_retry_seconds(attempts) + attempts * CALL_LATENCY_SECONDS
 
 
 class StillThrottled(Exception):
@@ -81,28 +125,38 @@ def call_waiting_out_throttling(
     reserve_seconds: float,
     sleep: Callable[[float], None],
     on_throttled: Callable[[], None] = lambda: None,
+    call_seconds: float = 0.0,
 ) -> T:
-    """`call()`, retried on throttling while `reserve_seconds` of the invocation would remain.
+    """`call()`, retried on throttling while a call (`call_seconds`: with the SDK's own retries) and
+    `reserve_seconds` of the invocation would remain.
 
-    The time left is the invocation's own, and also its start minus what this loop slept (a local
-    runtime's clock does not move while a test replaces `sleep`)."""
+    The time left is the invocation's own, and also its start minus what was spent here: the waits
+    of this loop (as asked: a test may replace `sleep`) and the calls' measured time, the SDK's
+    retry sleeps in it. NotStarted when not even the first call fits."""
     budget = remaining_seconds()
-    slept = 0.0
+    spent = 0.0
     attempt = 0
     while True:
+        left = min(remaining_seconds(), budget - spent) - reserve_seconds
+        if left < call_seconds:
+            if attempt == 0:
+                raise NotStarted(left, call_seconds)
+            raise StillThrottled(attempt, spent)
+        began = monotonic()
         try:
             return call()
         except Exception as error:
+            spent += monotonic() - began
             if not is_throttling(error):
                 raise
             on_throttled()
             attempt += 1
             delay = random.uniform(0, min(MAX_BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2**attempt))
-            left = min(remaining_seconds(), budget - slept) - reserve_seconds
-            if left < delay:
-                raise StillThrottled(attempt, slept) from error
+            left = min(remaining_seconds(), budget - spent) - reserve_seconds
+            if left - delay < call_seconds:
+                raise StillThrottled(attempt, spent) from error
             sleep(delay)
-            slept += delay
+            spent += delay
 
 
 def requeues_of(record: dict[str, Any]) -> int:
@@ -166,3 +220,35 @@ def hold_back(sqs: Any, queue_url: str, records: list[dict[str, Any]]) -> tuple[
         )
         not_held.extend(chunk[int(failed["Id"])]["messageId"] for failed in response.get("Failed") or [])
     return seconds, not_held
+
+
+_max_receive_counts: dict[str, int | None] = {}
+_max_receive_lock = threading.Lock()
+
+
+def max_receive_count(sqs: Any, queue_url: str) -> int | None:
+    """The queue's redrive policy's maxReceiveCount (GetQueueAttributes, once per process), or None
+    when it has none or it cannot be read (then a throttled group is held, as before)."""
+    with _max_receive_lock:
+        if queue_url not in _max_receive_counts:
+            try:
+                attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["RedrivePolicy"])
+                policy = json.loads(attributes.get("Attributes", {}).get("RedrivePolicy") or "{}")
+                _max_receive_counts[queue_url] = int(policy["maxReceiveCount"]) if policy else None
+            except Exception:  # a hint only: without it the group is held as before
+                return None
+        return _max_receive_counts[queue_url]
+
+
+def forget_queues() -> None:
+    """Forget what was read of the queues (the endpoint changed)."""
+    with _max_receive_lock:
+        _max_receive_counts.clear()
+
+
+def last_receives(records: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """Of a throttled FIFO group's records (the throttled one first), those SQS would move to the
+    dead-letter queue at their next receive, in order; none unless the throttled one is such."""
+    if limit is None or not records or receive_count_of(records[0]) < limit:
+        return []
+    return [record for record in records if receive_count_of(record) >= limit]

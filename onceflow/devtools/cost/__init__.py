@@ -1,27 +1,38 @@
 """The cost model: each path an event takes, run on the embedded engine from the real template and
-ASL, counted in billed units and priced from one data file (`onceflow cost`)."""
+ASL, counted in billed units and priced from one data file (`onceflow cost`).
 
-from onceflow.devtools.cost.mix import DEFAULT_MIX, MixError, parse_mix
-from onceflow.devtools.cost.model import COMPONENTS, MODES, Cost, floor_cost, mix_cost, mode_cost
-from onceflow.devtools.cost.prices import Prices, load_prices
-from onceflow.devtools.cost.run import CostRun, ModeRun, run_cost_model, template_at_revision
-from onceflow.devtools.cost.tables import print_cost_run
+Names are imported on first use (PEP 562): `onceflow cost --mix` is checked without the engine's
+imports (onceflow/devtools/cost/mix.py alone), as the command line is read."""
 
-__all__ = [
-    "COMPONENTS",
-    "DEFAULT_MIX",
-    "MODES",
-    "Cost",
-    "CostRun",
-    "MixError",
-    "ModeRun",
-    "Prices",
-    "floor_cost",
-    "load_prices",
-    "mix_cost",
-    "mode_cost",
-    "parse_mix",
-    "print_cost_run",
-    "run_cost_model",
-    "template_at_revision",
-]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_HOMES = {
+    "DEFAULT_MIX": "mix",
+    "MixError": "mix",
+    "parse_mix": "mix",
+    "COMPONENTS": "model",
+    "MODES": "model",
+    "Cost": "model",
+    "floor_cost": "model",
+    "mix_cost": "model",
+    "mode_cost": "model",
+    "Prices": "prices",
+    "load_prices": "prices",
+    "CostRun": "run",
+    "ModeRun": "run",
+    "run_cost_model": "run",
+    "template_at_revision": "run",
+    "print_cost_run": "tables",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

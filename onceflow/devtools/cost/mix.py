@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from onceflow.devtools.cost.paths import PATH_KEYS
+import math
+
+# The keys of paths.PATHS (paths.py checks that they are the same), written here so that a mix is read
+# without the engine paths.py imports.
+PATH_KEYS = ("new", "redelivered", "pending", "conflict", "dead_lettered", "expired")
 
 DEFAULT_MIX = "new=70,redelivered=25,pending=5"
 
@@ -28,8 +32,8 @@ def parse_mix(text: str) -> dict[str, float]:
             share = float(value.strip().rstrip("%"))
         except ValueError:
             raise MixError(f"share {value.strip()!r} of {name} is not a number; {accepted}") from None
-        if share < 0:
-            raise MixError(f"share of {name} is negative ({share:g}); {accepted}")
+        if not math.isfinite(share) or share < 0:
+            raise MixError(f"share of {name} is not a finite number of 0 or more ({share:g}); {accepted}")
         shares[name] = share
     total = sum(shares.values())
     if total <= 0:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from onceflow.devtools.cost.measure import Bench, Measurement
+from onceflow.devtools.cost.mix import PATH_KEYS as MIX_KEYS
 from onceflow.domain import conflicting_candidates
 from onceflow.domain.bodies import body, id_prefix
 from onceflow.local.faults import sns_publish_failures
@@ -90,3 +91,5 @@ PATHS: tuple[PathSpec, ...] = (
     PathSpec("expired", "record expired, redelivered", _record_expired),
 )
 PATH_KEYS = tuple(spec.key for spec in PATHS)
+if PATH_KEYS != MIX_KEYS:
+    raise ImportError(f"onceflow/devtools/cost/mix.py names the paths {MIX_KEYS}, not {PATH_KEYS}")

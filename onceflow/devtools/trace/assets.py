@@ -4,17 +4,35 @@ CSS = """
 :root { --ink:#111827; --muted:#6b7280; --line:#e5e7eb; --ok:#15803d; --bad:#b91c1c; --warn:#b45309; --path:#0d9488; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: var(--ink); background: #f9fafb; }
-header { padding: 16px 24px 8px; }
+header { padding: 12px 24px 4px; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 0 0 10px; }
 h3 { font-size: 14px; margin: 0; }
 .sub { color: var(--muted); margin: 0; }
 main { padding: 8px 24px 32px; display: grid; gap: 16px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; min-width: 0; }
-.top { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(0, 1fr); gap: 16px; align-items: start; }
-.beside { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(300px, 1fr); gap: 16px; align-items: start; }
-.beside #state-details { position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow: auto; }
-@media (max-width: 1100px) { .beside { grid-template-columns: 1fr; } }
+.view { display: grid; grid-template-columns: minmax(0, 1fr) 340px; gap: 16px; align-items: start; }
+.view #state-details { position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow: auto; }
+@media (max-width: 1100px) { .view { grid-template-columns: 1fr; } }
+.graph-card { padding: 10px 12px; }
+.graph-bar { display: flex; flex-wrap: wrap; gap: 8px 18px; align-items: center; margin-bottom: 8px; }
+.graph-bar h2 { margin: 0; }
+.graph-bar button, .legend-box > summary, .notice button { font: inherit; font-size: 13px; padding: 2px 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; color: var(--ink); }
+.graph-bar button:disabled { opacity: .4; cursor: default; }
+.zoom, .stepper { display: flex; gap: 4px; align-items: center; }
+.zoom #zoom-level { min-width: 3.5em; text-align: right; }
+.stepper #graph-showing { max-width: 26em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; padding: 0 4px; }
+.legend-box { position: relative; margin-left: auto; }
+.legend-box > summary { list-style: none; } .legend-box > summary::-webkit-details-marker { display: none; }
+.legend-box > summary::after { content: " ▾"; } .legend-box[open] > summary::after { content: " ▴"; }
+.legend-panel { position: absolute; right: 0; top: 30px; z-index: 5; width: min(680px, 86vw); background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; box-shadow: 0 8px 24px rgba(17,24,39,.12); }
+.graph-viewport { position: relative; height: calc(100vh - 200px); min-height: 360px; max-height: 1200px; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; background: #fcfcfd; cursor: grab; touch-action: none; user-select: none; }
+.graph-viewport:focus-visible { outline: 2px solid #93c5fd; outline-offset: 1px; }
+.graph-viewport.dragging { cursor: grabbing; }
+.graph-viewport svg.graph { width: 100%; height: 100%; }
+.execution-top { display: grid; grid-template-columns: minmax(280px, 1fr) minmax(0, 2fr); gap: 8px 24px; align-items: start; }
+@media (max-width: 900px) { .execution-top { grid-template-columns: 1fr; } }
+.notice.live { background: #eff6ff; border-color: #93c5fd; }
 .notice { background: #fffbeb; border: 1px solid #fcd34d; border-radius: 8px; padding: 8px 12px; margin: 10px 0 0; }
 .notice.unknown { background: #fef2f2; border-color: #fca5a5; }
 .chip.chip-pruned { background: #fef3c7; border-color: #fcd34d; }
@@ -29,13 +47,11 @@ th.sortable[aria-sort="ascending"]::after { content: " ▲"; } th.sortable[aria-
 #executions td { white-space: nowrap; } #executions td.error-cell { white-space: normal; min-width: 12em; }
 tr.pruned td { color: var(--muted); }
 table.events td { white-space: nowrap; } table.events td.summary { white-space: normal; overflow-wrap: anywhere; }
-table.events td.step { white-space: normal; min-width: 8em; }  /* a state's name breaks between words only */
-table.events td.summary { min-width: 10em; }
+table.events td.step { white-space: normal; min-width: 12em; }  /* a state's name breaks between words only */
+table.events td.summary { min-width: 24em; width: 60%; }
+.events-box .scroll { max-height: 560px; }
 .state-links a { margin-right: 12px; }
 .stack { display: grid; gap: 16px; min-width: 0; }
-.graph-scroll svg.graph { margin: 0 auto; max-width: 100%; height: auto; }
-@media (max-width: 1200px) { .top { grid-template-columns: 1fr; } }
-.graph-scroll { overflow: auto; }
 .chips { display: flex; flex-wrap: wrap; gap: 8px; margin-top: 10px; }
 .chip { border-radius: 999px; padding: 3px 12px; font-weight: 600; background: #eef2ff; border: 1px solid #c7d2fe; }
 .status-SUCCEEDED { color: var(--ok); } .status-FAILED, .status-TIMED_OUT, .status-ABORTED { color: var(--bad); }
@@ -72,6 +88,7 @@ svg .state.chosen rect.box { stroke: #111827; stroke-width: 4; stroke-dasharray:
 .filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-bottom: 8px; }
 .filters input, .filters select { font: inherit; padding: 3px 6px; border: 1px solid var(--line); border-radius: 6px; }
 .filters #search { flex: 1 1 180px; min-width: 0; }
+.filters select { max-width: 24em; }
 #state-details .entry { border-left: 4px solid var(--path); padding: 6px 10px; margin: 6px 0; background: #f9fafb; }
 #state-details .entry.st-caught { border-left-color: #b45309; } #state-details .entry.st-failed { border-left-color: var(--bad); }
 #state-details .entry.st-retried { border-left-color: #d97706; } #state-details .entry.st-succeeded { border-left-color: var(--ok); }
@@ -178,10 +195,11 @@ JS = r"""
     facts.push(['ARN', '<code>' + esc(data.arnPrefix + e.arn) + '</code>']);
     var note = (e.detailed ? '' : leftOut(e)) + (e.pruned ? '<p class="empty pruned">No history: the endpoint\'s ' +
       'history budget pruned it, so there are no steps or events; what DescribeExecution still knows is shown.</p>' : '');
-    return '<section class="execution" data-index="' + index + '" data-name="' + esc(e.name) + '"><h3>' +
-      esc(e.name) + '</h3><dl>' + facts.map(function (f) { return '<dt>' + f[0] + '</dt><dd>' + f[1] + '</dd>'; }).join('') +
-      '</dl>' + (e.detailed ? pre('Execution input', e.input) + pre('Execution output', e.output) : '') + note +
-      '<ol class="steps">' + e.steps.map(function (s, i) { return stepHtml(s, i + 1); }).join('') + '</ol>' +
+    return '<section class="execution" data-index="' + index + '" data-name="' + esc(e.name) + '">' +
+      '<div class="execution-top"><div class="facts-column"><h3>' + esc(e.name) + '</h3><dl>' +
+      facts.map(function (f) { return '<dt>' + f[0] + '</dt><dd>' + f[1] + '</dd>'; }).join('') + '</dl>' +
+      (e.detailed ? pre('Execution input', e.input) + pre('Execution output', e.output) : '') + note + '</div>' +
+      '<ol class="steps">' + e.steps.map(function (s, i) { return stepHtml(s, i + 1); }).join('') + '</ol></div>' +
       eventsHtml(e) + '</section>';
   }
   function markGraph(e) {
@@ -216,10 +234,13 @@ JS = r"""
     markGraph(e);
     $('execution-view').innerHTML = sectionHtml(index);
     $('selected-name').textContent = e.name;
+    $('graph-showing').textContent = e.name;
+    $('graph-showing').title = e.name;
     document.querySelectorAll('#executions tbody tr').forEach(function (r) {
       r.classList.toggle('selected', r.dataset.index === String(index));
     });
-    if (reveal) { $('selected').scrollIntoView({block: 'nearest'}); }
+    stepperState();
+    if (reveal) { $('graph-card').scrollIntoView({block: 'start'}); }
     if (currentState) { showState(currentState, false); } else { setHash(); }
   }
   function countWhere(how, index) {
@@ -335,6 +356,7 @@ JS = r"""
       '0 of ' + executions.length;
     $('page-newer').disabled = page === 0;
     $('page-older').disabled = page >= pages - 1;
+    stepperState();
     document.querySelectorAll('th.sortable').forEach(function (th) {
       th.setAttribute('aria-sort', th.dataset.sort === sortKey ? (sortDir > 0 ? 'ascending' : 'descending') : 'none');
     });
@@ -370,6 +392,132 @@ JS = r"""
   document.querySelectorAll('svg .state').forEach(function (node) {
     node.addEventListener('click', function () { showState(node.dataset.state, true); });
   });
+  // The list's order steps through executions from the graph: the one shown, then the next newer or older.
+  function stepperState() {
+    var at = matches.indexOf(current);
+    $('select-newer').disabled = !matches.length || at === 0;
+    $('select-older').disabled = !matches.length || (at >= 0 && at === matches.length - 1);
+  }
+  function step(by) {
+    if (!matches.length) { return; }
+    var at = matches.indexOf(current), next = at < 0 ? 0 : Math.min(Math.max(at + by, 0), matches.length - 1);
+    page = Math.floor(next / PAGE);
+    select(matches[next], false);
+    renderList();
+  }
+  $('select-newer').addEventListener('click', function () { step(-1); });
+  $('select-older').addEventListener('click', function () { step(1); });
+
+  // Zoom and pan, as the console's graph: the viewBox is the part of the graph in view.
+  var port = $('graph-viewport'), graphSvg = port.querySelector('svg.graph');
+  var GW = Number(graphSvg.dataset.width), GH = Number(graphSvg.dataset.height);
+  var LEGIBLE = 0.85, MIN_ZOOM = 0.1, MAX_ZOOM = 4;  // at 0.85 a state's name (13 px) is drawn at 11 px
+  var view = {x: 0, y: 0, k: 1};
+  var VIEW_KEY = 'onceflow-trace-view:' + location.pathname;
+  function size() { return {w: port.clientWidth || 1, h: port.clientHeight || 1}; }
+  function fillWindow() {  // the graph takes the window's height below the page's head (the console's view)
+    var top = port.getBoundingClientRect().top + scrollY;
+    port.style.height = Math.max(360, Math.min(innerHeight - top - 12, 1400)) + 'px';
+  }
+  fillWindow();
+  function applyView() {
+    var box = size();
+    graphSvg.setAttribute('viewBox', [view.x, view.y, box.w / view.k, box.h / view.k].map(function (v) {
+      return v.toFixed(2);
+    }).join(' '));
+    graphSvg.setAttribute('preserveAspectRatio', 'xMinYMin meet');
+    $('zoom-level').textContent = Math.round(view.k * 100) + '%';
+    port.dataset.zoom = view.k.toFixed(4);
+    try { sessionStorage.setItem(VIEW_KEY, JSON.stringify(view)); } catch (error) { /* storage off: fine */ }
+  }
+  function fitScale() { var box = size(); return Math.min(box.w / GW, box.h / GH); }
+  function centreOn(x0, y0, x1, y1, k) {
+    var box = size();
+    view.k = Math.min(Math.max(k, MIN_ZOOM), MAX_ZOOM);
+    var w = box.w / view.k, h = box.h / view.k;
+    view.x = (x0 + x1) / 2 - w / 2;
+    view.y = y1 - y0 <= h ? (y0 + y1) / 2 - h / 2 : y0 - 16;
+    applyView();
+  }
+  function fit() { centreOn(0, 0, GW, GH, fitScale()); }
+  function zoomAt(factor, px, py) {
+    var k = Math.min(Math.max(view.k * factor, MIN_ZOOM), MAX_ZOOM);
+    var gx = view.x + px / view.k, gy = view.y + py / view.k;
+    view.k = k; view.x = gx - px / k; view.y = gy - py / k;
+    applyView();
+  }
+  function zoomCentre(factor) { var box = size(); zoomAt(factor, box.w / 2, box.h / 2); }
+  function pathBox() {  // the selected execution's states, in the graph's units
+    var e = current === null ? null : executions[current], box = null;
+    Object.keys(e ? e.states : {}).forEach(function (index) {
+      var node = $('node-' + index);
+      if (!node) { return; }
+      var b = node.getBBox();
+      box = box ? [Math.min(box[0], b.x), Math.min(box[1], b.y), Math.max(box[2], b.x + b.width),
+                   Math.max(box[3], b.y + b.height)] : [b.x, b.y, b.x + b.width, b.y + b.height];
+    });
+    return box;
+  }
+  function showPath() {  // the whole graph when it can be read whole, else the path at a legible zoom
+    var whole = fitScale();
+    if (whole >= LEGIBLE) { fit(); return; }
+    var box = pathBox() || [0, 0, GW, GH], room = size();
+    var k = Math.max(LEGIBLE, Math.min(room.w / (box[2] - box[0] + 48), room.h / (box[3] - box[1] + 48), 1));
+    centreOn(box[0] - 24, box[1] - 24, box[2] + 24, box[3] + 24, k);
+  }
+  $('zoom-in').addEventListener('click', function () { zoomCentre(1.25); });
+  $('zoom-out').addEventListener('click', function () { zoomCentre(0.8); });
+  $('zoom-fit').addEventListener('click', fit);
+  $('zoom-actual').addEventListener('click', function () { zoomCentre(1 / view.k); });
+  $('zoom-path').addEventListener('click', showPath);
+  port.addEventListener('wheel', function (event) {
+    event.preventDefault();
+    var rect = port.getBoundingClientRect(), lines = event.deltaMode === 1 ? 16 : 1;
+    zoomAt(Math.exp(-event.deltaY * lines * 0.0015), event.clientX - rect.left, event.clientY - rect.top);
+  }, {passive: false});
+  var drag = null;
+  port.addEventListener('pointerdown', function (event) {
+    if (event.button !== 0) { return; }
+    drag = {x: event.clientX, y: event.clientY, vx: view.x, vy: view.y, moved: false, id: event.pointerId};
+  });
+  port.addEventListener('pointermove', function (event) {
+    if (!drag || event.pointerId !== drag.id) { return; }
+    var dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+    if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) { return; }
+    if (!drag.moved) { drag.moved = true; port.classList.add('dragging'); port.setPointerCapture(drag.id); }
+    view.x = drag.vx - dx / view.k; view.y = drag.vy - dy / view.k;
+    applyView();
+  });
+  function endDrag(event) {
+    if (!drag || event.pointerId !== drag.id) { return; }
+    if (drag.moved) {  // a drag is no click on the state it ends on
+      port.addEventListener('click', function swallow(click) {
+        click.stopPropagation(); port.removeEventListener('click', swallow, true);
+      }, true);
+      setTimeout(function () { drag = null; }, 0);
+    } else { drag = null; }
+    port.classList.remove('dragging');
+  }
+  port.addEventListener('pointerup', endDrag);
+  port.addEventListener('pointercancel', endDrag);
+  port.addEventListener('keydown', function (event) {
+    var by = 80 / view.k, handled = true;
+    if (event.key === '+' || event.key === '=') { zoomCentre(1.25); }
+    else if (event.key === '-' || event.key === '_') { zoomCentre(0.8); }
+    else if (event.key === '0') { fit(); }
+    else if (event.key === '1') { zoomCentre(1 / view.k); }
+    else if (event.key === 'p') { showPath(); }
+    else if (event.key === 'ArrowLeft') { view.x -= by; applyView(); }
+    else if (event.key === 'ArrowRight') { view.x += by; applyView(); }
+    else if (event.key === 'ArrowUp') { view.y -= by; applyView(); }
+    else if (event.key === 'ArrowDown') { view.y += by; applyView(); }
+    else if (event.key === '[') { step(-1); }
+    else if (event.key === ']') { step(1); }
+    else { handled = false; }
+    if (handled) { event.preventDefault(); }
+  });
+  window.addEventListener('resize', function () { fillWindow(); applyView(); });
+  window.onceflowGraph = {fit: fit, showPath: showPath, zoomAt: zoomAt, view: view, legible: LEGIBLE};
   current = data.selected;
   var params = {};
   location.hash.replace(/^#/, '').split('&').forEach(function (part) {
@@ -399,6 +547,26 @@ JS = r"""
     if (unknown) { $('execution-view').insertAdjacentElement('afterbegin', unknown); }
   }
   if (params.state) { showState(params.state, false); }
+  var saved = null;
+  try { saved = JSON.parse(sessionStorage.getItem(VIEW_KEY) || 'null'); } catch (error) { saved = null; }
+  if (saved && saved.k > 0) { view.x = saved.x; view.y = saved.y; view.k = saved.k; applyView(); } else { showPath(); }
+  // Live (`onceflow trace --watch`): the command rewrites the file; the page reloads itself, keeping the
+  // selection, the filters (the address) and the zoom (this tab's session storage).
+  var PAUSE_KEY = 'onceflow-trace-paused:' + location.pathname;
+  function paused() { try { return sessionStorage.getItem(PAUSE_KEY) === '1'; } catch (error) { return false; } }
+  if (data.live) {
+    var button = $('live-pause');
+    var reload = function () { if (!paused()) { location.reload(); } };
+    button.textContent = paused() ? 'resume reloading' : 'pause reloading';
+    button.addEventListener('click', function () {
+      try { sessionStorage.setItem(PAUSE_KEY, paused() ? '0' : '1'); } catch (error) { /* nothing to keep */ }
+      button.textContent = paused() ? 'resume reloading' : 'pause reloading';
+      if (!paused()) { setTimeout(reload, data.live.every * 1000); }
+    });
+    document.body.dataset.live = String(data.live.every);
+    window.onceflowReload = reload;
+    setTimeout(reload, data.live.every * 1000);
+  }
   document.body.dataset.ready = 'true';
 })();
 """

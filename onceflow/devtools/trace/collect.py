@@ -8,25 +8,33 @@ only the newest histories (`onceflow start --history-budget`). For those, Descri
 knows the input, output, error and dates, and they are read instead.
 
 When the state machine carries the budget (the tag `onceflow start` puts on it), the executions it
-has pruned are known from the listing alone: every finished execution older than the newest
-`budget` (in start order; engine/retention.py prunes them within its next 200 requests, and this
-read makes more than that). Those are read with DescribeExecution only, one call each instead of
-an empty history and then DescribeExecution: at 5,000 executions and the default budget, 4,000
-calls fewer. The newest `budget + MARGIN` are read as any other (history first), so an order of
-ties in start dates at the budget's edge cannot cost one a history.
+has pruned are known from the listing alone: the budget keeps the histories of the executions that
+ended FAILED, TIMED_OUT or ABORTED first, then the newest others (onceflow.ops.executions.
+histories_kept; engine/bookkeeping/retention.py prunes the rest within its next 200 requests, and
+this read makes more than that). The others are read with DescribeExecution only, one call each
+instead of an empty history and then DescribeExecution: at 5,000 executions and the default budget,
+about 4,000 calls fewer. MARGIN more of each kind are read as any other (history first), so an
+order of ties in start dates at the budget's edge, or a prune still to come, cannot cost one a history.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from onceflow.ops.executions import ExecutionResult, history, history_budget, list_executions, oldest_first
+from onceflow.ops.executions import (
+    ExecutionResult,
+    histories_kept,
+    history,
+    history_budget,
+    list_executions,
+    oldest_first,
+)
 
 READERS = 8
 MARGIN = 200  # executions beyond the budget still read history first (engine/retention.py's `every`)
@@ -75,7 +83,9 @@ def known_pruned(listed: list[dict[str, Any]], budget: int | None, margin: int =
     """Positions in `listed` (oldest first) of the finished executions a budget has pruned for sure."""
     if budget is None:
         return set()
-    return {i for i in range(max(len(listed) - budget - margin, 0)) if listed[i]["status"] != "RUNNING"}
+    finished = [i for i, summary in enumerate(listed) if summary["status"] != "RUNNING"]
+    kept = histories_kept([listed[i]["status"] for i in finished], budget, margin)
+    return {i for position, i in enumerate(finished) if position not in kept}
 
 
 @contextmanager
@@ -100,9 +110,12 @@ def collect(
     readers: int = READERS,
     margin: int = MARGIN,
     check: Callable[[list[dict[str, Any]]], None] | None = None,
+    known: Mapping[str, ExecutionResult] | None = None,
 ) -> Collected:
     """`check` sees the listing (ListExecutions' summaries, oldest first) before any history is read,
-    and may raise: a name the state machine has no execution of is told without reading them all."""
+    and may raise: a name the state machine has no execution of is told without reading them all.
+    `known`: executions read before (by ARN); one that had ended then is taken as it was (an ended
+    execution's history does not change), so `trace --watch` reads only what is new or running."""
     budget = history_budget(sfn, state_machine_arn)
     listed = oldest_first(list_executions(sfn, state_machine_arn))
     if check:
@@ -110,9 +123,17 @@ def collect(
     if progress:
         progress(0, len(listed))
     pruned_for_sure = known_pruned(listed, budget, margin)
+    earlier = known or {}
+
+    def read(i: int) -> ExecutionResult:
+        was = earlier.get(listed[i]["executionArn"])
+        if was is not None and was.status != "RUNNING" and was.status == listed[i]["status"]:
+            return was
+        return _read(sfn, listed[i], i in pruned_for_sure)
+
     results: list[ExecutionResult] = []
     with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="trace-reader") as pool:
-        reads = pool.map(lambda i: _read(sfn, listed[i], i in pruned_for_sure), range(len(listed)))
+        reads = pool.map(read, range(len(listed)))
         for result in reads:
             results.append(result)
             if progress and (len(results) % PROGRESS_STEP == 0 or len(results) == len(listed)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 Point = tuple[float, float]
 
-LAYER_GAP = 64.0
+LAYER_GAP = 52.0
 NODE_GAP = 30.0
 DUMMY_GAP = 14.0
 MARGIN = 24.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ def write_trace(
     detail_limit: int = DETAIL_LIMIT,
     history_budget: int | None = None,
     subscriber: Mapping[str, str] | None = None,
+    live: Mapping[str, object] | None = None,
 ) -> Path:
     """Write the page to `path` and return it.
 
@@ -81,6 +83,8 @@ def write_trace(
     events and errors, and name the command that shows the rest. `history_budget` is what the
     endpoint keeps (collect.py reads it), said beside the count of executions without a history. `subscriber` is the example
     subscriber's outcome per event_id (onceflow/ops/subscriber.py), shown with each execution of it.
+    `live` ({"every": seconds, "written": ISO time}): the page reloads itself that often (trace --watch).
+    The file is replaced whole (written beside it, then renamed), so a reload never reads half a page.
     """
     graph = build_graph(definition)
     traces = sorted(
@@ -90,8 +94,15 @@ def write_trace(
     stats = aggregate(graph, traces)
     chosen = pick_selected(traces, selected)
     detailed = detail_choice(traces, chosen, detail_limit)
-    html = render_page(title or _title(executions), graph, traces, stats, chosen, detailed, history_budget, subscriber)
+    html = render_page(
+        title or _title(executions), graph, traces, stats, chosen, detailed, history_budget, subscriber, live
+    )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(html, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     return path

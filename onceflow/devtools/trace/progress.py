@@ -37,7 +37,8 @@ def collect_with_progress(
 def pruned_line(pruned: int, total: int, budget: int | None) -> str:
     """One line for the command: how many executions have no history, and why."""
     why = (
-        f"the endpoint keeps the histories of the newest {budget} finished executions "
+        f"the endpoint keeps the histories of {budget} finished executions, failed, timed-out and aborted ones "
+        "first, then the newest "
         "(`onceflow start --history-budget N` keeps more, at a memory cost)"
         if budget is not None
         else "the endpoint did not keep them"

@@ -300,9 +300,9 @@ def render_execution(
     )
     return (
         f'<section class="execution" data-index="{index}" data-name="{escape(trace.name)}"{"" if shown else " hidden"}>'
-        f"<h3>{escape(trace.name)}</h3><dl>"
+        f'<div class="execution-top"><div class="facts-column"><h3>{escape(trace.name)}</h3><dl>'
         + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
-        + f'</dl>{execution_io}{note}<ol class="steps">{steps}</ol></section>'
+        + f'</dl>{execution_io}{note}</div><ol class="steps">{steps}</ol></div></section>'
     )
 
 
@@ -323,7 +323,8 @@ def pruned_notice(stats: RunStats, history_budget: int | None) -> str:
     if not stats.pruned:
         return ""
     budget = (
-        f"keeps the histories of the newest {history_budget} finished executions"
+        f"keeps the histories of {history_budget} finished executions, failed, timed-out and aborted ones first, "
+        "then the newest"
         if history_budget is not None
         else "did not keep them"
     )
@@ -481,10 +482,49 @@ def _legend() -> str:
     )
     selected.append("<span>click a state: its details in the selected execution, and the run's executions there</span>")
     return (
+        '<details class="legend-box" id="legend"><summary>Legend</summary><div class="legend-panel">'
         '<div class="legend"><b class="legend-head">Whole run (grey, numbers):</b>' + "".join(run) + "</div>"
         '<div class="legend"><b class="legend-head">Selected execution (fill and outline):</b>'
         + "".join(selected)
-        + "</div>"
+        + "</div></div></details>"
+    )
+
+
+def _graph_bar() -> str:
+    """Above the graph: the execution shown, a step through the list, the zoom, the folded legend."""
+    zoom = "".join(
+        f'<button type="button" id="{key}" title="{escape(title)}">{text}</button>'
+        for key, text, title in (
+            ("zoom-out", "−", "Zoom out (−, or the wheel)"),
+            ("zoom-in", "+", "Zoom in (+, or the wheel)"),
+            ("zoom-fit", "Fit", "Fit the whole graph (0)"),
+            ("zoom-actual", "100%", "Actual size (1)"),
+            ("zoom-path", "Path", "The selected execution's path (p)"),
+        )
+    )
+    return (
+        '<div class="graph-bar"><h2>Graph</h2>'
+        '<div class="stepper"><button type="button" id="select-newer" title="The newer execution in the list ([)">'
+        '← newer</button><span class="meta" id="graph-showing"></span>'
+        '<button type="button" id="select-older" title="The older execution in the list (])">older →</button></div>'
+        f'<div class="zoom" role="group" aria-label="Zoom">{zoom}<span class="meta" id="zoom-level"></span></div>'
+        f"{_legend()}</div>"
+    )
+
+
+LIVE_NOTE = (
+    "Live: `onceflow trace --watch` rewrites this page every {every} s and it reloads itself "
+    "(selection, filters and zoom kept); last written {written} UTC. Stop the command (Ctrl-C) for a page to share."
+)
+
+
+def _live_note(live: Mapping[str, object] | None) -> str:
+    if not live:
+        return ""
+    text = LIVE_NOTE.format(every=live["every"], written=str(live["written"])[11:19])
+    return (
+        f'<p class="notice live" id="live-note">{escape(text)} '
+        '<button type="button" id="live-pause">pause reloading</button></p>'
     )
 
 
@@ -503,8 +543,10 @@ def render_page(
     detailed: set[int],
     history_budget: int | None = None,
     subscriber: Mapping[str, str] | None = None,
+    live: Mapping[str, object] | None = None,
 ) -> str:
-    """`subscriber`: the example subscriber's outcome per event_id (onceflow/ops/subscriber.py), if deployed."""
+    """`subscriber`: the example subscriber's outcome per event_id (onceflow/ops/subscriber.py), if deployed.
+    `live`: {"every": seconds, "written": ISO time} while `onceflow trace --watch` rewrites the page."""
     subscriber = subscriber or {}
     chosen = traces[selected] if selected is not None else None
     marks = path_marks(graph, chosen) if chosen else PathMarks()
@@ -542,26 +584,27 @@ def render_page(
         "eventTypes": list(event_types),
         "selected": selected,
         "executions": executions,
+        "live": dict(live) if live else None,
     }
     selected_name = escape(chosen.name) if chosen else "none"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><style>{CSS}</style></head>
 <body><header><h1>{escape(title)}</h1>
-<p class="sub">The state machine drawn from its definition, with the run laid over it. Pick an execution in the list;
-click a state in the graph for its details.</p>
-{_status_chips(stats)}{pruned_notice(stats, history_budget)}</header>
+<p class="sub">The state machine drawn from its definition, with the run laid over it. Pick an execution in the list
+below the graph; click a state for its details. Drag to pan, wheel or + / − to zoom, 0 to fit.</p>
+{_status_chips(stats)}{pruned_notice(stats, history_budget)}{_live_note(live)}</header>
 <main>
-<div class="beside">
-<div class="card graph-card"><h2>Graph</h2>{_legend()}<div class="graph-scroll">{svg}</div></div>
+<section class="view">
+<div class="card graph-card" id="graph-card">{_graph_bar()}
+<div class="graph-viewport" id="graph-viewport" tabindex="0"
+ aria-label="State machine graph: drag to pan, wheel or + and − to zoom, 0 to fit, arrows to move">{svg}</div></div>
 <div class="card" id="state-details"><h2>State details</h2><p class="empty">Click a state in the graph.</p></div>
-</div>
-<div class="top">
-<div class="card"><h2>Executions <span class="meta">newest first; click a heading to sort</span></h2>
-{_executions_table(graph, traces, paths)}</div>
+</section>
 <div class="card" id="selected"><h2>Selected execution: <span id="selected-name">{selected_name}</span></h2>
 <div id="execution-view">{section or '<p class="empty">No executions.</p>'}</div></div>
-</div>
+<div class="card" id="list-card"><h2>Executions <span class="meta">newest first; click a heading to sort, a row to show it</span></h2>
+{_executions_table(graph, traces, paths)}</div>
 <div class="card"><h2>Paths taken</h2>{_paths_table(stats, traces)}</div>
 <div class="card"><h2>Transitions</h2>{_transitions_table(graph, stats)}</div>
 <div class="card"><h2>States</h2>{_states_table(graph, stats)}</div>

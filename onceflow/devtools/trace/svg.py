@@ -14,6 +14,10 @@ from onceflow.devtools.trace.layout import Box, Layout, Point, layout
 BOX_HEIGHT = 46.0
 LOOP_ROOM = 30.0
 LINE = 14.0
+NAME_LINE, SUBTITLE_LINE = 16.0, 14.0
+# Long names and resources wrap (between words, after a ':' or a '.'), so a layer of long-named
+# states stays narrow enough to read at a zoom that shows most of the graph.
+NAME_CHARS, SUBTITLE_CHARS, NOTE_CHARS = 20, 30, 26
 _NARROW = set("iljtfrI.,:;'!| ()[]-")
 _COLOURS = {
     "start": "#4b5563",
@@ -40,6 +44,25 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
     return units * size * (1.1 if bold else 1.0)
 
 
+def wrap(text: str, limit: int) -> list[str]:
+    """Lines of at most about `limit` characters, broken after a space, ':' or '.'; a longer piece stays whole."""
+    pieces, piece = [], ""
+    for character in text:
+        piece += character
+        if character in " :.":
+            pieces.append(piece)
+            piece = ""
+    if piece:
+        pieces.append(piece)
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + len(piece.rstrip()) <= limit:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    return [line.rstrip() for line in lines] or [""]
+
+
 def node_id(graph: Graph, name: str) -> str:
     return f"node-{graph.index[name]}"
 
@@ -64,17 +87,23 @@ def annotations(stats: StateStats) -> list[tuple[str, str]]:
     return lines
 
 
+def note_lines(notes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(css, line) for css, text in notes for line in wrap(text, NOTE_CHARS)]
+
+
 def _box(state: State, notes: list[tuple[str, str]]) -> Box:
     if state.name == START_ID:
         return Box(width=76, height=30)
-    width = max(text_width(state.name, 13, bold=True), text_width(state.subtitle, 11)) + 34
-    right = 10 + max((text_width(text, 11, bold=True) for _, text in notes), default=0) if notes else 0
+    names, subtitles = wrap(state.name, NAME_CHARS), wrap(state.subtitle, SUBTITLE_CHARS)
+    width = max(max(text_width(line, 13, bold=True) for line in names), max(text_width(line, 11) for line in subtitles))
+    lines = note_lines(notes)
+    right = 10 + max((text_width(text, 11, bold=True) for _, text in lines), default=0) if lines else 0
     return Box(
-        width=max(width, 120),
-        height=BOX_HEIGHT,
+        width=max(width + 34, 120),
+        height=BOX_HEIGHT + NAME_LINE * (len(names) - 1) + SUBTITLE_LINE * (len(subtitles) - 1),
         left=LOOP_ROOM if state.retriers else 0.0,
         right=right,
-        tall=len(notes) * LINE + 4,
+        tall=len(lines) * LINE + 4,
     )
 
 
@@ -186,11 +215,13 @@ def _draw_state(graph: Graph, state: State, x: float, top: float, box: Box, stat
             head + f'<rect class="box" x="{left:.1f}" y="{top:.1f}" width="{box.width}" height="{box.height}" rx="15"/>'
             f'<text class="start" x="{x:.1f}" y="{top + 19:.1f}">Start</text></g>'
         )
+    names = wrap(state.name, NAME_CHARS)
+    below = top + 20 + NAME_LINE * (len(names) - 1)
     parts = [
         head,
-        f'<rect class="box" x="{left:.1f}" y="{top:.1f}" width="{box.width:.1f}" height="{box.height}" rx="8"/>',
-        f'<text class="name" x="{x:.1f}" y="{top + 20:.1f}">{escape(state.name)}</text>',
-        f'<text class="subtitle" x="{x:.1f}" y="{top + 36:.1f}">{escape(state.subtitle)}</text>',
+        f'<rect class="box" x="{left:.1f}" y="{top:.1f}" width="{box.width:.1f}" height="{box.height:.1f}" rx="8"/>',
+        _lines("name", x, top + 20, NAME_LINE, names),
+        _lines("subtitle", x, below + 16, SUBTITLE_LINE, wrap(state.subtitle, SUBTITLE_CHARS)),
     ]
     if counted.executions:
         badge = str(counted.executions)
@@ -200,11 +231,21 @@ def _draw_state(graph: Graph, state: State, x: float, top: float, box: Box, stat
             f'<rect class="visits" x="{right - w + 6:.1f}" y="{top - 9:.1f}" width="{w:.1f}" height="18" rx="9"/>'
             f'<text class="visits" x="{right - w / 2 + 6:.1f}" y="{top + 4:.1f}">{badge}</text>'
         )
-    for i, (css, text) in enumerate(annotations(counted)):
+    for i, (css, text) in enumerate(note_lines(annotations(counted))):
         parts.append(
             f'<text class="note {css}" x="{left + box.width + 10:.1f}" y="{top + 12 + i * LINE:.1f}">{escape(text)}</text>'
         )
     return "".join(parts) + "</g>"
+
+
+def _lines(css: str, x: float, first: float, step: float, lines: list[str]) -> str:
+    """One <text> of one or more lines (tspans), so that the state's name reads as one text."""
+    if len(lines) == 1:
+        return f'<text class="{css}" x="{x:.1f}" y="{first:.1f}">{escape(lines[0])}</text>'
+    spans = "".join(
+        f'<tspan x="{x:.1f}" y="{first + i * step:.1f}">{escape(line)}</tspan>' for i, line in enumerate(lines)
+    )
+    return f'<text class="{css}">{spans}</text>'
 
 
 def draw_graph(graph: Graph, stats: RunStats, marks: PathMarks) -> str:
@@ -214,7 +255,9 @@ def draw_graph(graph: Graph, stats: RunStats, marks: PathMarks) -> str:
     plain = [(e.id, e.source, e.target) for e in graph.edges if e.kind != "retry"]
     placed: Layout = layout(list(graph.states), boxes, plain)
     parts = [
-        f'<svg class="graph" width="{placed.width:.0f}" height="{placed.height:.0f}" '
+        # Sized by its viewport (CSS), zoomed and panned by the page's script through the viewBox; without
+        # the script the whole graph fits the viewport.
+        f'<svg class="graph" data-width="{placed.width:.0f}" data-height="{placed.height:.0f}" '
         f'viewBox="0 0 {placed.width:.0f} {placed.height:.0f}" role="img" aria-label="State machine graph">',
         _markers(),
     ]

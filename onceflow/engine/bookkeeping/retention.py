@@ -10,15 +10,17 @@ moto keeps, for as long as the process lives:
 - every notification each SNS topic ever sent (`Topic.sent_notifications`), kept only for tests
   that inspect moto's backend (issue 21: with the above, what a long run grew by per event).
 
-`Retention(max_histories)` keeps the histories of the `max_histories` most recent finished
-executions and prunes older ones: a pruned execution keeps its name, status, input, output and
+`Retention(max_histories)` keeps the histories of `max_histories` finished executions per state
+machine, those that ended FAILED, TIMED_OUT or ABORTED first (newest first), then the newest of the
+others (onceflow.ops.executions.histories_kept: what an on-call engineer opens first, and what
+`onceflow trace` reads the listing by), and prunes the rest: a pruned execution keeps its name, status, input, output and
 dates (ListExecutions, DescribeExecution, StartExecution's ExecutionAlreadyExists answer as
 before); GetExecutionHistory answers with no events. Its input and output are kept as compact
 JSON text instead of moto's parsed values and parsed again when read (the pipeline's: about 5 KB
 parsed, 1 KB as text, measured with tracemalloc: 4 KB less per pruned execution); its inputDetails and outputDetails, `{"included": true}` dicts made per execution, are
 made when read (issue 21: what a long run still grew by per execution). Runs every `every` requests, under the
 embedded server's request lock (it is called from inside it), in time proportional to the
-executions started since the last run. Tests that read every execution's history run without it
+executions started since the last run and those still kept. Tests that read every execution's history run without it
 (EmbeddedAws(history_budget=None), the default).
 """
 
@@ -34,6 +36,8 @@ from moto.stepfunctions.parser import utils as parser_utils
 from moto.stepfunctions.parser.backend import execution as parser_execution
 from moto.stepfunctions.parser.backend import execution_worker as parser_execution_worker
 from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+from onceflow.ops.executions import histories_kept
 
 # A long local run (`onceflow start`, the demo, the benchmarks): about 0.04 MB per kept history
 # (benchmarks/trace_status.py --memory-only measured 0.039 MB).
@@ -183,10 +187,10 @@ class Retention:
     every: int = 200
     pruned: int = 0
     _requests: int = 0
-    # state machine ARN -> how many of its executions (in start order) were looked at already
+    # state machine ARN -> how many of its executions (in start order) were taken into `_live` already
     _cursor: dict[str, int] = field(default_factory=dict)
-    # executions that were still running when their turn came
-    _running: list[Any] = field(default_factory=list)
+    # state machine ARN -> its executions not pruned (running, or kept), in start order
+    _live: dict[str, list[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.max_histories < 0:
@@ -200,28 +204,23 @@ class Retention:
     def reset(self) -> None:
         """After the backends were reset: start counting again."""
         self._cursor.clear()
-        self._running.clear()
+        self._live.clear()
 
     def prune(self) -> int:
         """Prune what is beyond the budget; call with the request lock held. Returns how many."""
         released = 0
-        still_running = []
-        for execution in self._running:
-            if _finished(execution):
-                released += _release(execution)
-            else:
-                still_running.append(execution)
-        self._running = still_running
         for state_machine in _state_machines():
             executions = state_machine.executions
-            start = self._cursor.get(state_machine.arn, 0)
-            end = len(executions) - self.max_histories
-            for execution in executions[start:end]:
-                if _finished(execution):
+            live = self._live.setdefault(state_machine.arn, [])
+            live.extend(executions[self._cursor.get(state_machine.arn, 0) :])
+            self._cursor[state_machine.arn] = len(executions)
+            finished = [execution for execution in live if _finished(execution)]
+            kept = histories_kept([_status(execution) for execution in finished], self.max_histories)
+            for position, execution in enumerate(finished):
+                if position not in kept:
                     released += _release(execution)
-                else:
-                    self._running.append(execution)
-            self._cursor[state_machine.arn] = max(start, end)
+            still_kept = {id(finished[position]) for position in kept}
+            self._live[state_machine.arn] = [e for e in live if not _finished(e) or id(e) in still_kept]
         parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
         model_instances.reset_model_data()
         for topic in _topics():
@@ -242,6 +241,11 @@ def _topics() -> list[Any]:
     return [
         topic for account in list(sns_backends.values()) for b in list(account.values()) for topic in b.topics.values()
     ]
+
+
+def _status(execution: Any) -> str:
+    status = execution.exec_status
+    return str(getattr(status, "value", status))
 
 
 def _finished(execution: Any) -> bool:

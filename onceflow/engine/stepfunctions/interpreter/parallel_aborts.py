@@ -48,14 +48,24 @@ def moto_needs() -> list[Need]:
 
 
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
-    original_task_body = current(before, StateTask, "_eval_body")
+    # StateTask inherits CommonStateField._eval_body, which later patches (bookkeeping/quotas.py) and
+    # tools (devtools/schedules/hooks.py) replace: unless a patch before this one gave StateTask its
+    # own, the inherited one is looked up at each call, or a Task state would skip them.
+    own_task_body = any(owner is StateTask and name == "_eval_body" for owner, name, _ in before) or (
+        "_eval_body" in StateTask.__dict__
+    )
+    original_task_body = current(before, StateTask, "_eval_body") if own_task_body else None
     original_stop = current(before, BranchWorker, "stop")
     original_branches = current(before, BranchesDecl, "_eval_body")
     original_add_event = current(before, EventManager, "add_event")
 
     def _task_body(self: StateTask, env: Any) -> None:
         env.__dict__[OPEN_TASK] = True
-        original_task_body(self, env)  # an uncaught failure leaves the Task open: the Parallel aborts it
+        # an uncaught failure leaves the Task open: the Parallel aborts it
+        if original_task_body is None:
+            super(StateTask, self)._eval_body(env)
+        else:
+            original_task_body(self, env)
         env.__dict__[OPEN_TASK] = False
 
     def stop(self: BranchWorker, stop_date: Any, cause: str | None, error: str | None) -> None:

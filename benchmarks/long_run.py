@@ -81,6 +81,16 @@ def _memory_mb(pid: int, key: str) -> float:
     return 0.0
 
 
+def interrupt(process: subprocess.Popen[Any], timeout: float) -> None:
+    """Ctrl-C for a server process; killed if it has not ended after `timeout` seconds."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def _onceflow() -> list[str]:
     script = Path(sys.executable).with_name("onceflow")
     return [str(script)] if script.exists() else [sys.executable, "-c", "from onceflow.cli import main; main()"]
@@ -214,12 +224,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 .paginate(TableName=stack.business_table, Select="COUNT")
             )
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            interrupt(server, 60)
     first, last = _fifth_rates(samples, messages)
     return RunResult(mode, orders, messages, seconds, cpu, peak_rss, rss_now, first, last, rows, idle, samples)
 

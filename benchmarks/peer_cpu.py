@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,9 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_run import _cpu_seconds, _free_port, interrupt
 
 ROOT = Path(__file__).resolve().parents[1]
 MINISTACK_VENV = ROOT / ".venv-ministack"
@@ -56,26 +58,12 @@ class Figures:
     seconds: float
     cpu_seconds: float
     checks: dict[str, str]
+    rate: float = 0.0  # executions per wall second
+    cpu_ms: float = 0.0  # server CPU per execution
 
-    @property
-    def rate(self) -> float:
-        return self.executions / self.seconds
-
-    @property
-    def cpu_ms(self) -> float:
-        return self.cpu_seconds / self.executions * 1000
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of the process and of its threads (and of the children it waited for)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+    def __post_init__(self) -> None:
+        self.rate = self.executions / self.seconds
+        self.cpu_ms = self.cpu_seconds / self.executions * 1000
 
 
 def _ministack_python() -> Path:
@@ -322,12 +310,7 @@ def measure(server: str, count: int, wave: int, before: str, profile: Path | Non
                 recorder.wait(timeout=120)
             checks = _checks(endpoint, resources, count + 5)
         finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            interrupt(process, 30)
     return Figures(server, count, seconds, cpu, checks)
 
 

@@ -51,6 +51,8 @@ PATCH_ORDER = (
     "speedups.request_headers",
     "speedups.backend_lookup",
     "speedups.json_lane",
+    "speedups.inline_tasks",
+    "speedups.update_expressions",
     # Marks executions whose history a history budget may prune (then execution_metrics and
     # status_events wrap its `terminated`).
     "bookkeeping.retention",

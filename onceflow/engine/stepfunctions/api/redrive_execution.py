@@ -129,8 +129,14 @@ def not_redrivable_reason(execution: Execution, now: datetime.datetime) -> str |
 
 
 def _history_length(execution: Execution) -> int:
+    """The number of events, counted under the history's lock (get_event_history deep-copies them all:
+    a DescribeExecution paid a copy of the whole history for this count)."""
     env = getattr(execution.exec_worker, "env", None)
-    return len(env.event_manager.get_event_history()) if env is not None else 0
+    if env is None:
+        return 0
+    manager = env.event_manager
+    with manager._mutex:
+        return len(manager._history_event_list)
 
 
 def resume_point(execution: Execution) -> tuple[str, Any]:
@@ -303,6 +309,7 @@ def moto_needs() -> list[Any]:
         need(Environment, "set_timed_out"),
         need(EventManager, "add_event", "context", "event_type", "event_details"),
         need(EventManager, "get_event_history"),
+        need(EventManager, "__init__"),  # its _mutex and _history_event_list, read by _history_length
         need(HistoryEventType, "ExecutionRedriven"),
     ]
 

@@ -152,7 +152,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
         log = Path(scratch) / "start.log"
         with log.open("w") as out:
             server = subprocess.Popen(
-                [*_onceflow(), "start", "--port", str(port)],
+                [*_onceflow(), "start", "--port", str(port), "--template", str(ROOT / "template.yaml")],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=scratch,
@@ -174,7 +174,18 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
             sampler.start()
             cpu_began, began = _cpu_seconds(server.pid), time.monotonic()
             sender = subprocess.Popen(
-                [*_onceflow(), "send", "--endpoint", endpoint, "--count", str(orders), "--duplicates", str(DUPLICATES)],
+                [
+                    *_onceflow(),
+                    "send",
+                    "--endpoint",
+                    endpoint,
+                    "--count",
+                    str(orders),
+                    "--duplicates",
+                    str(DUPLICATES),
+                    "--template",
+                    str(ROOT / "template.yaml"),
+                ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,

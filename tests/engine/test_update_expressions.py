@@ -16,7 +16,13 @@ from botocore.exceptions import ClientError
 from moto.dynamodb.parsing.ast_nodes import Node
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 
-from onceflow.engine.speedups.update_expressions import NODE_ATTRIBUTES, copy_tree, copyable, tree_deepcopy
+from onceflow.engine.speedups.update_expressions import (
+    NODE_ATTRIBUTES,
+    copy_tree,
+    copyable,
+    traverse,
+    tree_deepcopy,
+)
 
 EXPRESSIONS = [
     "SET a = :v",
@@ -52,6 +58,51 @@ def test_a_parsed_tree_is_copied_as_deepcopy_copies_it(expression):
     _same_tree(deep, tree)  # the reference: deepcopy's tree has the same shape
     _same_tree(copy_tree(tree), tree)
     _same_tree(tree_deepcopy(tree), tree)
+
+
+def _processed(tree: Node, walk: Any) -> Node:
+    """The first passes of moto's UpdateExpressionValidator over a copy of `tree`, each walked by `walk`."""
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+    from moto.dynamodb.parsing.validators import (
+        ActionCountValidator,
+        ExpressionAttributeResolvingProcessor,
+        ExpressionAttributeValueProcessor,
+    )
+
+    names = {"#name": "name", "#status": "status", "#ttl": "ttl"}
+    values = {f":{n}": {"N": "1"} for n in ("v", "one", "two", "more", "default", "set", "w", "sent", "now", "ttl")}
+    item = Item(DynamoType({"S": "key"}), None, {"n": {"N": "5"}, "l": {"L": [{"S": "a"}]}, "x": {"S": "y"}})
+    node = copy.deepcopy(tree)
+    for pass_ in (
+        ActionCountValidator(),
+        ExpressionAttributeValueProcessor(values),
+        ExpressionAttributeResolvingProcessor(names, item),
+    ):
+        node = walk(pass_, node)
+    return node
+
+
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_a_pass_over_the_tree_processes_the_nodes_a_depth_first_traversal_does(expression):
+    tree = UpdateExpressionParser.make(expression)
+    try:
+        theirs = _processed(tree, lambda pass_, node: pass_.traverse_node_recursively(node))
+    except Exception as refused:  # a path the item lacks, an operand of the wrong type: refused alike
+        with pytest.raises(type(refused)):
+            _processed(tree, traverse)
+        return
+    mine = _processed(tree, traverse)
+    _same_processed(mine, theirs)
+
+
+def _same_processed(mine: Any, theirs: Any) -> None:
+    assert type(mine) is type(theirs)
+    if not isinstance(theirs, Node):
+        assert mine == theirs
+        return
+    assert (mine.parent is None) == (theirs.parent is None)
+    for a, b in zip(mine.children or [], theirs.children or [], strict=True):
+        _same_processed(a, b)
 
 
 def test_values_that_are_not_parsed_trees_are_deep_copied():

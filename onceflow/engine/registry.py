@@ -53,6 +53,7 @@ PATCH_ORDER = (
     "speedups.json_lane",
     "speedups.inline_tasks",
     "speedups.update_expressions",
+    "speedups.name_cases",
     # Marks executions whose history a history budget may prune (then execution_metrics and
     # status_events wrap its `terminated`).
     "bookkeeping.retention",

@@ -681,3 +681,22 @@ def test_an_update_expression_is_parsed_once_per_text(stack):
         for key in ("u-1", "u-2")
     }
     assert tallies == {"u-1": "4", "u-2": "2"}
+
+
+def test_member_names_are_converted_once_per_name(stack, monkeypatch):
+    """name_cases: moto converts every parameter and result member name of every task with a regular
+    expression; a second run of the same tasks converts nothing again."""
+    from moto.stepfunctions.parser import utils as parser_utils
+
+    run_orders(stack, "warm-names", 1)
+    pattern = parser_utils._re_camel_to_snake_case
+    substitutions: list[str] = []
+
+    class CountedPattern:
+        def sub(self, *args: Any, **kwargs: Any) -> str:
+            substitutions.append(args[-1])
+            return pattern.sub(*args, **kwargs)
+
+    monkeypatch.setattr(parser_utils, "_re_camel_to_snake_case", CountedPattern())
+    run_orders(stack, "names", 2)
+    assert substitutions == []  # 160 for these two executions in moto

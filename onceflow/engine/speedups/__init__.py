@@ -75,6 +75,8 @@ among the engine's patches: engine/registry.py.
 - update_expressions: an UpdateExpression is parsed once per text (moto parses it twice per
   UpdateItem) and its tree copied node by node where moto's validator deep-copies it
   (update_expressions.py): about a third of an UpdateItem.
+- name_cases: the integrations' conversions of member names between CamelCase and snake_case (a
+  regular expression per name per task) computed once per name (name_cases.py).
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
@@ -104,6 +106,7 @@ BACKEND_LOOKUP = "backend_lookup"
 JSON_LANE = "json_lane"
 INLINE_TASKS = "inline_tasks"
 UPDATE_EXPRESSIONS = "update_expressions"
+NAME_CASES = "name_cases"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -122,6 +125,7 @@ NAMES = (
     JSON_LANE,
     INLINE_TASKS,
     UPDATE_EXPRESSIONS,
+    NAME_CASES,
 )
 
 

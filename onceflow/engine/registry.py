@@ -54,6 +54,7 @@ PATCH_ORDER = (
     "speedups.inline_tasks",
     "speedups.update_expressions",
     "speedups.name_cases",
+    "speedups.sns_signing",
     # Marks executions whose history a history budget may prune (then execution_metrics and
     # status_events wrap its `terminated`).
     "bookkeeping.retention",

@@ -37,7 +37,7 @@ from onceflow.engine.stepfunctions.integrations import sdk_shapes
 from onceflow.local.pipeline import LocalPipeline, RoundReport
 from onceflow.ops import http_heads
 from onceflow.ops.executions import list_executions, wait_for
-from tests.support import execution_input, order, run_execution
+from tests.support import execution_input, order, run_execution, sqs_subscribed_topic
 
 pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
 
@@ -700,3 +700,17 @@ def test_member_names_are_converted_once_per_name(stack, monkeypatch):
     monkeypatch.setattr(parser_utils, "_re_camel_to_snake_case", CountedPattern())
     run_orders(stack, "names", 2)
     assert substitutions == []  # 160 for these two executions in moto
+
+
+def test_a_subscription_s_notifications_share_one_signing_certificate(stack):
+    """sns_signing: moto makes (and keeps) a new certificate for every notification it signs."""
+    from cryptography.x509 import CertificateBuilder
+
+    sns, sqs = stack.client("sns"), stack.client("sqs")
+    topic, queue = sqs_subscribed_topic(stack, "one-certificate")
+    with counting(CertificateBuilder, "sign") as calls:
+        for i in range(3):
+            sns.publish(TopicArn=topic, Message=f"notification {i}")
+    envelopes = [json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]]
+    assert calls["sign"] == 1  # 3 in moto
+    assert len({e["SigningCertURL"] for e in envelopes}) == 1 and len(envelopes) == 3

@@ -31,8 +31,12 @@ venv-tools: venv-sam venv-checkov ## both tool venvs
 demo: venv ## run the whole pipeline locally, on the embedded AWS
 	$(VENV)/bin/onceflow demo
 
+# Two pytest workers (pytest-xdist), one per core of the 2-core machines the suite is sized for;
+# PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 2
+
 test: venv venv-tools ## the test suite, without tests/integration, static checks included (PYTEST_ARGS="-k name" to narrow it)
-	ONCEFLOW_REQUIRE_TOOLS=1 $(PY) -m pytest tests --ignore=tests/integration $(PYTEST_ARGS)
+	ONCEFLOW_REQUIRE_TOOLS=1 $(PY) -m pytest tests --ignore=tests/integration -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 adoption: venv ## the wheel as a team uses it: built, installed in a new venv outside the repo, `onceflow init --example payments`, its pytest and demo
 	bash .ci/run adoption

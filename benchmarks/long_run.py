@@ -81,6 +81,16 @@ def _memory_mb(pid: int, key: str) -> float:
     return 0.0
 
 
+def interrupt(process: subprocess.Popen[Any], timeout: float) -> None:
+    """Ctrl-C for a server process; killed if it has not ended after `timeout` seconds."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def _onceflow() -> list[str]:
     script = Path(sys.executable).with_name("onceflow")
     return [str(script)] if script.exists() else [sys.executable, "-c", "from onceflow.cli import main; main()"]
@@ -142,7 +152,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
         log = Path(scratch) / "start.log"
         with log.open("w") as out:
             server = subprocess.Popen(
-                [*_onceflow(), "start", "--port", str(port)],
+                [*_onceflow(), "start", "--port", str(port), "--template", str(ROOT / "template.yaml")],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=scratch,
@@ -164,7 +174,18 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
             sampler.start()
             cpu_began, began = _cpu_seconds(server.pid), time.monotonic()
             sender = subprocess.Popen(
-                [*_onceflow(), "send", "--endpoint", endpoint, "--count", str(orders), "--duplicates", str(DUPLICATES)],
+                [
+                    *_onceflow(),
+                    "send",
+                    "--endpoint",
+                    endpoint,
+                    "--count",
+                    str(orders),
+                    "--duplicates",
+                    str(DUPLICATES),
+                    "--template",
+                    str(ROOT / "template.yaml"),
+                ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -214,12 +235,7 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 .paginate(TableName=stack.business_table, Select="COUNT")
             )
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            interrupt(server, 60)
     first, last = _fifth_rates(samples, messages)
     return RunResult(mode, orders, messages, seconds, cpu, peak_rss, rss_now, first, last, rows, idle, samples)
 

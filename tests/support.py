@@ -90,3 +90,13 @@ class RetryHold:
 
     def wait_until_reached(self, timeout: float = 10) -> None:
         assert self.reached.wait(timeout), f"no execution reached a retry within {timeout}s"
+
+
+def sqs_subscribed_topic(stack: LocalStack, name: str) -> tuple[str, str]:
+    """A new topic with a new SQS queue subscribed to it (envelopes, not raw delivery): (topic ARN, queue URL)."""
+    sns, sqs = stack.client("sns"), stack.client("sqs")
+    topic = sns.create_topic(Name=name)["TopicArn"]
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    return topic, queue

@@ -54,6 +54,10 @@ PATCH_ORDER = (
     "speedups.request_headers",
     "speedups.backend_lookup",
     "speedups.json_lane",
+    "speedups.inline_tasks",
+    "speedups.update_expressions",
+    "speedups.name_cases",
+    "speedups.sns_signing",
     # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
     "s3.rest_bodies",
     # Marks executions whose history a history budget may prune (then execution_metrics and

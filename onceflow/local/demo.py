@@ -353,7 +353,9 @@ def run_demo(
                         )
                     groups = [message_group(domain, body, options.groups) for body in chunk] if options.fifo else None
                     pipeline.send(chunk, groups=groups)
-                    pipeline.process(concurrency=options.concurrency, on_batch=on_batch)
+                    # The reconciler's schedule as its rule fires (every period times the time scale),
+                    # not after every chunk; the calls after the last chunk run it whenever anything ended.
+                    pipeline.process(concurrency=options.concurrency, on_batch=on_batch, paced_schedule=True)
                 # A FIFO queue hands no deleted message over again: that fault is a standard queue's only.
                 handled = [] if options.fifo else pipeline.event_source.acknowledged_records
                 take = min(redelivery_budget // max(1, len(chunks) - index), len(handled))

@@ -157,17 +157,22 @@ class LocalPipeline:
                 for source in self.subscriber_sources.values()
                 if self.gates.may_receive(source.queue_url)
             )
-        routed = 0
-        if self.gates.sweep_begins():
-            try:
-                routed = len(self.safety_net.sweep().routed)
-            except BaseException:
-                self.gates.sweep_failed()
-                raise
+        routed = self.sweep_if_anything_changed()
         self.run_schedule_if_anything_ended(paced=True)
         if self.gates.may_receive(self.inbox.queue_url):
             self.inbox.discard()
         return RoundReport(handled, routed, notified)
+
+    def sweep_if_anything_changed(self) -> int:
+        """The safety net's sweep, left out when no execution was created or changed status since the
+        last one began (engine/speedups/idle_gates.py); how many executions it routed."""
+        if not self.gates.sweep_begins():
+            return 0
+        try:
+            return len(self.safety_net.sweep().routed)
+        except BaseException:
+            self.gates.sweep_failed()
+            raise
 
     def schedule_due(self) -> None:
         """Time has passed (e.g. a TTL clock moved on): the next conditional run happens whatever ended."""
@@ -221,13 +226,18 @@ class LocalPipeline:
         on_batch: Callable[[int], None] | None = None,
         feed: Iterator[list[str]] | None = None,
         feed_below: int = 200,
+        paced_schedule: bool = False,
     ) -> None:
         """Deliver until the source queue is empty and no execution runs (bounded by `timeout`).
 
         `feed` streams more bodies in whenever fewer than `feed_below` messages are queued, as a
         producer would. Ended executions are swept through the safety net when the source is
         idle, as EventBridge would route them, and notifications are collected as they arrive
-        (moto's SQS slows down with queue depth; real readers keep up too).
+        (moto's SQS slows down with queue depth; real readers keep up too). A receive from a queue
+        that holds no message and a sweep when no execution changed are left out (idle_gates).
+        The reconciler's schedule runs once all is idle (`paced_schedule`: at most once per its
+        period times the time scale, as the schedule rule fires; a run of several calls passes it
+        to all but its last).
         """
         deadline = time.monotonic() + timeout
         pending_feed = feed
@@ -239,21 +249,23 @@ class LocalPipeline:
                         pending_feed = None
                     else:
                         self.send(chunk)
-                handled = sum(pool.map(lambda _: self.event_source.poll_once(), range(concurrency)))
+                handled = 0
+                if self.gates.may_receive(self.stack.source_queue_url):
+                    handled = sum(pool.map(lambda _: self.event_source.poll_once(), range(concurrency)))
                 if on_batch is not None and handled:
                     on_batch(handled)
-                self.inbox.collect()
+                self.collect_notifications()
                 notified = self.poll_subscribers()
                 if handled == 0 and notified == 0:
-                    self.safety_net.sweep()
+                    self.sweep_if_anything_changed()
                     if (
                         pending_feed is None
                         and self.queue_depth(self.stack.source_queue_url) == 0
                         and self.running_executions() == 0
                     ):
-                        self.safety_net.sweep()  # what ended since the sweep above
-                        self.run_schedule_if_anything_ended()
-                        self.inbox.collect()
+                        self.sweep_if_anything_changed()  # what ended since the sweep above
+                        self.run_schedule_if_anything_ended(paced=paced_schedule)
+                        self.collect_notifications()
                         if self.subscribers_idle():
                             return
                 if time.monotonic() > deadline:
@@ -266,8 +278,17 @@ class LocalPipeline:
                     time.sleep(0.02)
 
     def poll_subscribers(self) -> int:
-        """One batch for each subscriber; how many records they had."""
-        return sum(source.poll_once() for source in self.subscriber_sources.values())
+        """One batch for each subscriber whose queue holds a message; how many records they had."""
+        return sum(
+            source.poll_once()
+            for source in self.subscriber_sources.values()
+            if self.gates.may_receive(source.queue_url)
+        )
+
+    def collect_notifications(self) -> None:
+        """The notification inbox read, unless its queue holds no message."""
+        if self.gates.may_receive(self.inbox.queue_url):
+            self.inbox.collect()
 
     def subscribers_idle(self) -> bool:
         """Every subscriber queue is empty (a record waiting out its visibility timeout counts)."""

@@ -74,6 +74,42 @@ class SafetyNetRule:
         """What the embedded EventBridge decides for this event (its own matcher)."""
         return EventPattern.load(json.dumps(self.pattern)).matches_event(event)
 
+    def may_route_a_success(self, state_machine_arn: str) -> bool:
+        """Whether a SUCCEEDED execution's status change can match, decided from what a listing tells
+        (its state machine; a succeeded execution has no error and no cause); True (describe it and
+        see) when the pattern reads any other field of the event."""
+        if not _reads_only(self.pattern, SUCCESS_EVENT_FIELDS):
+            return True
+        return self.matches(
+            {
+                "source": SOURCE,
+                "detail-type": DETAIL_TYPE,
+                "detail": {"stateMachineArn": state_machine_arn, "status": "SUCCEEDED", "error": None, "cause": None},
+            }
+        )
+
+
+# The fields of a status change event a SUCCEEDED execution's listing decides (by key, level by level).
+SUCCESS_EVENT_FIELDS: dict[str, Any] = {
+    "source": None,
+    "detail-type": None,
+    "detail": {"stateMachineArn": None, "status": None, "error": None, "cause": None},
+}
+
+
+def _reads_only(pattern: Any, fields: dict[str, Any] | None) -> bool:
+    """The pattern matches on no key outside `fields` (an `$or`'s branches each checked at its level)."""
+    if not isinstance(pattern, dict):
+        return True  # a list of values (or of matchers) for a field already allowed
+    for key, value in pattern.items():
+        if key == "$or":
+            allowed = all(_reads_only(branch, fields) for branch in value)
+        else:
+            allowed = fields is not None and key in fields and _reads_only(value, fields[key])
+        if not allowed:
+            return False
+    return True
+
 
 @dataclass
 class StatusEventLoss:
@@ -243,8 +279,13 @@ class SafetyNet:
             return report
         listed, horizon = self._since_horizon()
         for execution in [e for e in listed if self._is_new(e)]:
-            described = self._sfn.describe_execution(executionArn=execution["executionArn"])
-            report.changes.append(self._route(status_change_event(described)))
+            arn = execution["executionArn"]
+            if execution["status"] == "SUCCEEDED" and not self.rule.may_route_a_success(execution["stateMachineArn"]):
+                # No DescribeExecution: the rule cannot match it, whatever its input and output.
+                report.changes.append(StatusChange(arn, "SUCCEEDED", None, routed=False))
+            else:
+                described = self._sfn.describe_execution(executionArn=arn)
+                report.changes.append(self._route(status_change_event(described)))
             self._reported[execution["executionArn"]] = execution["startDate"]
             self._ended_seen += 1
         if horizon is not None:  # what started before it is never listed again

@@ -23,7 +23,7 @@ from moto.utilities.paginator import Paginator
 from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.engine.speedups import execution_index
 from tests.local.test_engine_speedups import _ReadCounting, counting, run_orders
-from tests.support import execution_input, order
+from tests.support import execution_input, order, run_execution
 
 pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
 
@@ -484,3 +484,21 @@ def test_a_pruned_execution_keeps_its_input_and_output_as_text(stack, embedded_a
         kept = vars(execution)
         assert not {"input_data", "output", "input_details", "output_details"} & set(kept), sorted(kept)
         assert json.loads(kept["_onceflow_input_data_text"]) == execution.input_data  # parsed again when read
+
+
+def test_a_failed_execution_whose_history_was_pruned_is_described_as_not_redrivable(stack, embedded_aws):
+    """DescribeExecution of a FAILED execution counts its history's events (AWS refuses a redrive past
+    25,000); once the history budget pruned it, there is nothing to resume from and it says so."""
+    from onceflow.engine.bookkeeping.retention import Retention
+
+    sfn = stack.client("stepfunctions")
+    run_execution(stack, order("pruned-conflict"), name="pruned-first")
+    conflict = run_execution(stack, order("pruned-conflict", amount=99), name="pruned-conflict")
+    assert conflict.status == "FAILED"
+    kept = sfn.describe_execution(executionArn=conflict.arn)
+    assert kept["redriveStatus"] == "REDRIVABLE"
+    with embedded_aws.lock:
+        assert Retention(max_histories=0).prune() == 2
+    pruned = sfn.describe_execution(executionArn=conflict.arn)
+    assert pruned["status"] == "FAILED" and pruned["redriveStatus"] == "NOT_REDRIVABLE"
+    assert pruned["redriveStatusReason"] == "Execution history is no longer kept by this endpoint (history budget)"

@@ -38,7 +38,7 @@ from onceflow.engine.stepfunctions.integrations import sdk_shapes
 from onceflow.local.pipeline import LocalPipeline, RoundReport
 from onceflow.ops import http_heads
 from onceflow.ops.executions import list_executions, wait_for
-from tests.support import execution_input, order, run_execution
+from tests.support import execution_input, order, run_execution, sqs_subscribed_topic
 
 pytestmark = pytest.mark.embedded_only(reason="counts what happens inside the embedded engine")
 
@@ -647,3 +647,79 @@ def test_json_requests_answer_without_flask_as_through_it(stack, embedded_aws, m
         lane["no such execution"].startswith(b"HTTP/1.1 400") and b"ExecutionDoesNotExist" in lane["no such execution"]
     )
     assert lane["invalid page size"].startswith(b"HTTP/1.1 400") and lane["no such table"].startswith(b"HTTP/1.1 400")
+
+
+def test_request_response_tasks_run_on_their_execution_s_thread(stack, monkeypatch):
+    """inline_tasks: moto starts a thread for every attempt of every task (3 per pipeline execution)."""
+    from moto.stepfunctions.parser.asl.component.state.exec import execute_state
+
+    run_orders(stack, "warm-inline", 1)
+    started: list[str] = []
+    thread_class = execute_state.Thread
+
+    def counted_thread(*args: Any, **kwargs: Any) -> Any:
+        started.append("task thread")
+        return thread_class(*args, **kwargs)
+
+    monkeypatch.setattr(execute_state, "Thread", counted_thread)
+    run_orders(stack, "inline", 2)
+    assert started == []  # 6 with moto's threads
+
+
+def test_an_update_expression_is_parsed_once_per_text(stack):
+    """update_expressions: moto parses an UpdateItem's expression twice per request (response class,
+    backend) and deep-copies the tree; here the second and third requests parse nothing."""
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+    dynamodb = stack.client("dynamodb")
+
+    def update(key: str, amount: str) -> None:
+        dynamodb.update_item(
+            TableName=stack.business_table,
+            Key={"order_id": {"S": key}},
+            UpdateExpression="SET tally = if_not_exists(tally, :zero) + :amount",
+            ExpressionAttributeValues={":zero": {"N": "0"}, ":amount": {"N": amount}},
+        )
+
+    with counting(ExpressionTokenizer, "_make_list") as calls:
+        for key, amount in [("u-1", "1"), ("u-2", "2"), ("u-1", "3")]:
+            update(key, amount)
+    assert calls["_make_list"] == 1  # 6 in moto: two per request
+    tallies = {
+        key: dynamodb.get_item(TableName=stack.business_table, Key={"order_id": {"S": key}})["Item"]["tally"]["N"]
+        for key in ("u-1", "u-2")
+    }
+    assert tallies == {"u-1": "4", "u-2": "2"}
+
+
+def test_member_names_are_converted_once_per_name(stack, monkeypatch):
+    """name_cases: moto converts every parameter and result member name of every task with a regular
+    expression; a second run of the same tasks converts nothing again."""
+    from moto.stepfunctions.parser import utils as parser_utils
+
+    run_orders(stack, "warm-names", 1)
+    pattern = parser_utils._re_camel_to_snake_case
+    substitutions: list[str] = []
+
+    class CountedPattern:
+        def sub(self, *args: Any, **kwargs: Any) -> str:
+            substitutions.append(args[-1])
+            return pattern.sub(*args, **kwargs)
+
+    monkeypatch.setattr(parser_utils, "_re_camel_to_snake_case", CountedPattern())
+    run_orders(stack, "names", 2)
+    assert substitutions == []  # 160 for these two executions in moto
+
+
+def test_a_subscription_s_notifications_share_one_signing_certificate(stack):
+    """sns_signing: moto makes (and keeps) a new certificate for every notification it signs."""
+    from cryptography.x509 import CertificateBuilder
+
+    sns, sqs = stack.client("sns"), stack.client("sqs")
+    topic, queue = sqs_subscribed_topic(stack, "one-certificate")
+    with counting(CertificateBuilder, "sign") as calls:
+        for i in range(3):
+            sns.publish(TopicArn=topic, Message=f"notification {i}")
+    envelopes = [json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]]
+    assert calls["sign"] == 1  # 3 in moto
+    assert len({e["SigningCertURL"] for e in envelopes}) == 1 and len(envelopes) == 3

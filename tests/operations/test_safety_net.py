@@ -239,3 +239,44 @@ def test_a_status_change_the_reconciler_fails_on_goes_to_the_targets_dead_letter
 
     [dead] = drain(sqs, stack.dead_letter_queue_url)
     assert (dead.attributes["source"], dead.attributes["execution_arn"]) == ("reconciler", stopped.arn)
+
+
+def test_a_sweep_reports_a_success_the_rule_cannot_match_without_describing_it(
+    stack, event_source, safety_net, interrupts
+):
+    """The rule matches failures only: a SUCCEEDED execution's change is reported unrouted from the
+    listing alone; an execution stopped by an operator is still described, routed and dead-lettered."""
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    interrupts.arm("order-stopped", "Publish notification", "stop")
+    for order_id in ("order-fine", "order-stopped"):
+        sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order(order_id)))
+    event_source.run_until_empty()
+    results = {r.status: r.arn for r in wait_for_all(sfn, stack.state_machine_arn)}
+    described: list[str] = []
+
+    def note(params: dict, **_: object) -> None:
+        described.append(params["executionArn"])
+
+    sfn.meta.events.register("provide-client-params.states.DescribeExecution", note)
+    try:
+        changes = safety_net.sweep().changes
+    finally:
+        sfn.meta.events.unregister("provide-client-params.states.DescribeExecution", note)
+
+    assert sorted((c.status, c.routed, c.error) for c in changes) == [
+        ("ABORTED", True, "Onceflow.OperatorStopped"),
+        ("SUCCEEDED", False, None),
+    ]
+    assert described == [results["ABORTED"]]
+    assert [m.attributes.get("error") for m in drain(sqs, stack.dead_letter_queue_url)] == ["Onceflow.OperatorStopped"]
+
+
+def test_a_rule_that_reads_more_than_a_listing_tells_has_every_success_described(safety_net):
+    rule = safety_net.rule
+    reads_input = copy.deepcopy(rule.pattern)
+    reads_input["detail"]["input"] = [{"prefix": "{"}]
+    arn = rule.pattern["detail"]["stateMachineArn"][0]
+    assert not rule.may_route_a_success(arn)  # the template's: failures only
+    assert type(rule)(rule.name, reads_input, rule.target_arns).may_route_a_success(arn)
+    matches_all = {"source": ["aws.states"]}
+    assert type(rule)(rule.name, matches_all, rule.target_arns).may_route_a_success(arn)

@@ -40,6 +40,7 @@ from moto.stepfunctions.parser.api import (
 )
 from moto.stepfunctions.parser.asl.component.program.program import Program
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.utils import TMP_THREADS
@@ -129,8 +130,16 @@ def not_redrivable_reason(execution: Execution, now: datetime.datetime) -> str |
 
 
 def _history_length(execution: Execution) -> int:
+    """The number of events, counted under the history's lock (get_event_history deep-copies them all:
+    a DescribeExecution paid a copy of the whole history for this count)."""
     env = getattr(execution.exec_worker, "env", None)
-    return len(env.event_manager.get_event_history()) if env is not None else 0
+    if env is None:
+        return 0
+    manager = env.event_manager
+    if not isinstance(manager, EventManager):  # a pruned history's stand-in (bookkeeping/retention.py)
+        return len(manager.get_event_history())
+    with manager._mutex:
+        return len(manager._history_event_list)
 
 
 def resume_point(execution: Execution) -> tuple[str, Any]:
@@ -306,6 +315,7 @@ def moto_needs() -> list[Any]:
         need(Environment, "set_timed_out"),
         need(EventManager, "add_event", "context", "event_type", "event_details"),
         need(EventManager, "get_event_history"),
+        need(EventManager, "__init__"),  # its _mutex and _history_event_list, read by _history_length
         need(HistoryEventType, "ExecutionRedriven"),
     ]
 

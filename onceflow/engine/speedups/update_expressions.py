@@ -1,0 +1,162 @@
+"""The `update_expressions` speed-up: an UpdateExpression is parsed once per text, and its tree is
+copied node by node instead of by `copy.deepcopy`.
+
+moto parses an UpdateItem's UpdateExpression twice per request (its response class reads the
+placeholders, then its backend parses it again), and its validator deep-copies the tree before
+resolving it against the item (`copy.deepcopy` of a tree whose every node links to its parent): a
+third of what an UpdateItem cost, the pipeline's "Mark as sent" among them. Here:
+
+- `UpdateExpressionParser.make` answers a text parsed before with a copy of the tree it made then
+  (a text that does not parse raises as it did, every time; at most CACHE_SIZE texts are kept,
+  oldest dropped first);
+- each of the validator's ten passes over the tree (a DepthFirstTraverser each) finds the node
+  classes it processes once per pass, not once per node, and tells whether a node is one through a
+  per-pass table of the node's class instead of an abstract-class isinstance per node;
+- the validator's `deepcopy` copies a parsed tree (a root `Node`) node by node: each node copied with
+  its `type`, a new `children` list of copied children and `parent` linked to its copy, children that
+  are not nodes shared when immutable (str, int, float, bool, None) and deep-copied otherwise; any
+  other value (the validators also copy list values) goes to `copy.deepcopy` as before.
+
+Nodes of moto's update-expression trees hold nothing else (ast_nodes.Node: type, children, parent),
+which tests/engine/test_update_expressions.py checks on every node class and compares, tree by
+tree, with `copy.deepcopy`'s.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+from moto.dynamodb.parsing import validators
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
+from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import UPDATE_EXPRESSIONS
+
+Patch = tuple[Any, str, Any]
+SPEEDUPS = (UPDATE_EXPRESSIONS,)
+CACHE_SIZE = 512
+NODE_ATTRIBUTES = frozenset({"type", "children", "parent"})
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(UpdateExpressionParser, "make", "expression_str"),
+        need(validators, "deepcopy"),  # Validator.__init__ copies the tree through it
+        need(validators.Validator, "__init__", "expression"),
+        need(Node, "__init__", "children"),
+        need(DepthFirstTraverser, "traverse", "node"),
+        need(DepthFirstTraverser, "traverse_node_recursively", "node", "child_id"),
+        need(DepthFirstTraverser, "nodes_to_be_processed"),
+        need(DepthFirstTraverser, "process", "node"),
+        need(DepthFirstTraverser, "pre_processing_of_child", "parent_node", "child_id"),
+    ]
+
+
+def copy_tree(node: Node, parent: Node | None = None) -> Node:
+    """`node` and the nodes under it, each a new object; values that are not nodes shared when immutable."""
+    new = object.__new__(type(node))
+    new.__dict__.update(node.__dict__)
+    new.parent = parent
+    children = node.children
+    if children is not None:
+        new.children = [
+            copy_tree(child, new)
+            if isinstance(child, Node)
+            else child
+            if isinstance(child, _IMMUTABLE)
+            else copy.deepcopy(child)
+            for child in children
+        ]
+    return new
+
+
+def copyable(value: Any) -> bool:
+    """A tree copy_tree copies as deepcopy does: a root node holding only type, children and parent."""
+    return isinstance(value, Node) and value.parent is None and _plain(value)
+
+
+def _plain(node: Node) -> bool:
+    if not NODE_ATTRIBUTES.issuperset(node.__dict__):
+        return False
+    return all(_plain(child) for child in node.children or () if isinstance(child, Node))
+
+
+def tree_deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+    """What validators.deepcopy does, with a parsed tree copied node by node."""
+    if memo is None and copyable(value):
+        return copy_tree(value)
+    return copy.deepcopy(value, memo)
+
+
+def traverse(traverser: DepthFirstTraverser, node: Any) -> Any:
+    """DepthFirstTraverser.traverse_node_recursively from `node`, with the classes to process read
+    once: children first, left to right (pre_processing_of_child before each), then the node itself
+    processed when it is of a class to process, its result put in its place under the same parent."""
+    processed_classes = traverser.nodes_to_be_processed()
+    kinds: dict[type, tuple[bool, bool]] = {}  # class -> (a Node, one to process)
+
+    def kind(value: Any) -> tuple[bool, bool]:
+        found = kinds.get(type(value))
+        if found is None:
+            found = kinds[type(value)] = (isinstance(value, Node), isinstance(value, processed_classes))
+        return found
+
+    def walk(current: Any, child_id: int) -> Any:
+        is_node, to_process = kind(current)
+        if not is_node:
+            return current
+        parent = current.parent
+        if current.children is not None:
+            for index, child in enumerate(current.children):
+                traverser.pre_processing_of_child(current, index)
+                walk(child, index)
+        if to_process:
+            current = traverser.process(current)
+            current.parent = parent
+            if parent:
+                parent.children[child_id] = current
+        return current
+
+    return walk(node, -1)
+
+
+def _plain_traverser(traverser: DepthFirstTraverser) -> bool:
+    """A traverser that walks as DepthFirstTraverser does (no class of moto's overrides the walk)."""
+    cls = type(traverser)
+    return all(
+        getattr(cls, name) is getattr(DepthFirstTraverser, name)
+        for name in ("traverse_node_recursively", "nodes_to_be_processed")
+    )
+
+
+def patches() -> list[Patch]:
+    original_make = UpdateExpressionParser.make.__func__  # type: ignore[attr-defined]
+    parsed: dict[str, Node] = {}
+    lock = threading.Lock()
+
+    def make(cls: type[UpdateExpressionParser], expression_str: str) -> Node:
+        tree = parsed.get(expression_str)
+        if tree is None:
+            tree = original_make(cls, expression_str)
+            if not copyable(tree):
+                return tree
+            with lock:
+                if len(parsed) >= CACHE_SIZE:
+                    parsed.pop(next(iter(parsed)))
+                parsed[expression_str] = tree
+        return copy_tree(tree)
+
+    original_traverse = DepthFirstTraverser.traverse
+
+    def traverse_once(self: DepthFirstTraverser, node: Any) -> Any:
+        return traverse(self, node) if _plain_traverser(self) else original_traverse(self, node)
+
+    return [
+        (UpdateExpressionParser, "make", classmethod(make)),
+        (DepthFirstTraverser, "traverse", traverse_once),
+        (validators, "deepcopy", tree_deepcopy),
+    ]

@@ -10,7 +10,7 @@ from typing import Any
 
 from onceflow.local.stack import LocalStack
 from onceflow.ops.executions import ExecutionResult, wait_for
-from onceflow.ops.observe import QueuedMessage, drain, scan
+from onceflow.ops.observe import QueuedMessage, drain, scan, topic_may_send
 
 
 def order(order_id: str = "order-1", amount: str | float = 42.5, **extra: Any) -> dict[str, Any]:
@@ -98,5 +98,7 @@ def sqs_subscribed_topic(stack: LocalStack, name: str) -> tuple[str, str]:
     topic = sns.create_topic(Name=name)["TopicArn"]
     queue = sqs.create_queue(QueueName=name)["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    # SNS delivers only to a queue whose policy admits the topic (the embedded AWS enforces it as AWS does).
+    sqs.set_queue_attributes(QueueUrl=queue, Attributes={"Policy": topic_may_send(topic, queue_arn)})
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
     return topic, queue

@@ -53,4 +53,4 @@ def test_each_speedup_switched_off_gives_the_same_outcome():
     assert reference["task_errors"] == ["DynamoDb.TransactionCanceledException", "SNS.ThrottledException"]
     assert reference["injected"] == {"transaction conflicts": 1, "sns throttles": 2}
     different = {spec: outcome for spec, outcome in outcomes.items() if outcome != reference}
-    assert different == {}
+    assert different == {}, done.stderr[-6000:]

@@ -46,10 +46,8 @@ def outcome(selected: frozenset[str]) -> dict[str, Any]:
         sfn = stack.client("stepfunctions")
         results = [wait_for(sfn, e["executionArn"]) for e in list_executions(sfn, stack.state_machine_arn)]
         dynamodb = stack.client("dynamodb")
-        for failure in (f for r in results for f in r.task_failures()):
-            print(
-                f"task failure: {json.dumps(failure)[:1500]}", file=sys.stderr
-            )  # the test shows these on a difference
+        for failure in (f for r in results for f in r.task_failures()):  # shown by the test on a difference
+            print(f"task failure: {json.dumps(failure)[:1500]}", file=sys.stderr)
         return {
             "business_rows": sorted(r["order_id"] for r in scan(dynamodb, stack.business_table)),
             "states": sorted((r["event_id"], r["status"]) for r in scan(dynamodb, stack.processed_events_table)),

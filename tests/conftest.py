@@ -26,6 +26,7 @@ from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environme
 from onceflow.devtools.external_stack import deploy_external
 from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.iam.decide import forget_denials
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack, deploy
@@ -120,6 +121,8 @@ def fresh_stack(
     if deployment is not None and deployment.generation == embedded.generation:
         deployment.baseline.restore(embedded.lock)
         embedded.clock.reset()
+        with embedded.lock:
+            forget_denials(embedded.iam, ACCOUNT_ID, REGION)
         return deployment.stack
     embedded.reset()
     local_stack = deploy(

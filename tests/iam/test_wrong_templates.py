@@ -123,7 +123,6 @@ def deploy_altered(embedded_aws: EmbeddedAws, _deployed: dict, tmp_path: Path) -
         stack = fresh_stack(
             embedded_aws, _deployed, key=f"wrong-template:{name}", parameters=parameters, template_path=template
         )
-        embedded_aws.iam.denials.clear()
         return stack
 
     return deploy

@@ -9,7 +9,9 @@ Slices:
 - pipeline: the default stack deployed on a fresh embedded AWS, `--events` orders sent (a tenth of
   them sent twice, as redeliveries) and processed through the real starter, state machine, safety
   net and reconciler (LocalPipeline.process); the figure is the processing alone (wall and the
-  process's CPU, all threads), without start-up and deploy;
+  process's CPU, all threads), without start-up and deploy; with enforcement on, the CPU spent in
+  the decisions themselves is printed too (the on/off difference is within the shared machine's
+  noise; this is the cost itself);
 - demo: `onceflow demo --events N` as a user runs it (wall, and CPU of the process);
 - suite (only with `--suite PATHS`): pytest on those paths (`-p no:randomly -q`), wall and CPU.
 
@@ -52,6 +54,12 @@ def pipeline_slice(events: int) -> Measure:
     def measure(iam: bool, scratch: Path) -> tuple[float, float]:
         _, _, done = _child([sys.executable, __file__, "--pipeline-child", str(events)], iam)
         figures = json.loads(done.stdout.strip().splitlines()[-1])
+        if iam:
+            share = figures["decision_cpu"] / figures["cpu"]
+            print(
+                f"    (on: {figures['decisions']} authorizations, {figures['decision_cpu']:.3f} s CPU in them, "
+                f"{share:.1%} of the processing's CPU)"
+            )
         return figures["wall"], figures["cpu"]
 
     return measure
@@ -76,6 +84,34 @@ def suite_slice(paths: list[str]) -> Measure:
     return measure
 
 
+class DecisionClock:
+    """The CPU the enforcement's own decisions take, on every thread: each request's authorization
+    (enforcement.authorize) and each SNS delivery's admission (sns_delivery.admitted), timed with the
+    calling thread's CPU clock. A benchmark's instrument: the functions run as they are."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from onceflow.engine.iam import enforcement, sns_delivery
+
+        self.seconds, self.calls = 0.0, 0
+        self._lock = threading.Lock()
+        for module, name in ((enforcement, "authorize"), (sns_delivery, "admitted")):
+            setattr(module, name, self._timed(getattr(module, name)))
+
+    def _timed(self, function: Callable[..., object]) -> Callable[..., object]:
+        def timed(*args: object, **kwargs: object) -> object:
+            began = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.seconds += time.thread_time() - began
+                    self.calls += 1
+
+        return timed
+
+
 def pipeline_child(events: int) -> None:
     """In the child: deploy, then time the processing of `events` orders (and a tenth resent)."""
     import logging
@@ -91,6 +127,7 @@ def pipeline_child(events: int) -> None:
     ]
     with EmbeddedAws(time_scale=0.0) as aws:
         pipeline = LocalPipeline(aws, deploy(aws.endpoint_url))
+        decisions = DecisionClock()
         began, cpu = time.monotonic(), time.process_time()
         pipeline.send([*bodies, *bodies[: max(1, events // 10)]])
         pipeline.process(concurrency=2, timeout=600)
@@ -98,7 +135,7 @@ def pipeline_child(events: int) -> None:
         denied = len(aws.iam.denials.all())
     if denied:
         raise SystemExit(f"{denied} requests were refused: the slice must run as the template allows")
-    print(json.dumps({"wall": wall, "cpu": cpu}))
+    print(json.dumps({"wall": wall, "cpu": cpu, "decisions": decisions.calls, "decision_cpu": decisions.seconds}))
 
 
 def main() -> None:

@@ -590,6 +590,8 @@ def status(
         summary.add_row("histories", report.histories_line())
     if report.subscriber_queues is not None:
         summary.add_row("subscriber", report.subscriber_queues)
+    if report.denials_line() is not None:
+        summary.add_row("access denied", report.denials_line())
     console.print(summary)
     if report.executions.running is None:
         console.print(
@@ -612,6 +614,10 @@ def status(
         console.print(dead)
     for problem in report.dead_letters.unreadable:
         typer.echo(f"unreadable dead letter {problem}")
+    if report.denials:
+        from onceflow.ops.status_view import denials
+
+        console.print(denials(report.denials))
 
 
 @app.command()

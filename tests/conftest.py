@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -25,9 +26,11 @@ from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environme
 from onceflow.devtools.external_stack import deploy_external
 from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.iam.decide import forget_denials
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
 from onceflow.local.stack import LocalStack, deploy
+from onceflow.local.template import TEMPLATE_PATH
 from onceflow.ops.executions import stop_running
 from onceflow.ops.observe import NotificationInbox
 from tests.endpoints.markers import MARKER, MARKER_HELP, embedded_only_reason
@@ -107,20 +110,25 @@ def fresh_stack(
     key: str = "default",
     mode: str = "STANDARD",
     parameters: dict[str, str] | None = None,
+    template_path: Path = TEMPLATE_PATH,
 ) -> LocalStack:
     """The stack as just deployed: restored from the session's deployment, or deployed (once per reset).
     Another mode is another deployment (the engine is reset for it): parametrise `mode` with
     scope="module" so a module's tests run mode by mode. `parameters` (other template parameters)
-    need a `key` of their own."""
+    and `template_path` (another copy of the template) need a `key` of their own."""
     key = key if mode == "STANDARD" else f"{key}:{mode}"
     deployment = deployed.get(key)
     if deployment is not None and deployment.generation == embedded.generation:
         deployment.baseline.restore(embedded.lock)
         embedded.clock.reset()
+        with embedded.lock:
+            forget_denials(embedded.iam, ACCOUNT_ID, REGION)
         return deployment.stack
     embedded.reset()
     local_stack = deploy(
-        embedded.endpoint_url, parameter_overrides={**(mode_parameters(mode) or {}), **(parameters or {})}
+        embedded.endpoint_url,
+        parameter_overrides={**(mode_parameters(mode) or {}), **(parameters or {})},
+        template_path=template_path,
     )
     deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
     return local_stack

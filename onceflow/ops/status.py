@@ -17,6 +17,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from onceflow.ops.counts import EventCounts, ExecutionCounts, event_counts, execution_counts
+from onceflow.ops.denials import DeniedAccess, read_denials
 from onceflow.ops.executions import LIST_PAGE_SIZE, history, history_budget, oldest_first, unlisted
 from onceflow.ops.redrive import DeadLetter, QueueView, peek
 from onceflow.ops.stack import StackResources
@@ -67,6 +68,16 @@ class StatusReport:
     # The example subscriber (DeploySubscriber=true): its queues, and its outcome per shown event.
     subscriber_queues: str | None = None
     subscriber: dict[str, SubscriberOutcome] | None = None
+    # The local stack's IAM enforcement: each distinct refused request (None on AWS: CloudTrail has them).
+    denials: list[DeniedAccess] | None = None
+
+    def denials_line(self) -> str | None:
+        if self.denials is None:
+            return None
+        if not self.denials:
+            return "none refused"
+        total = sum(d.count for d in self.denials)
+        return f"{total} requests refused, {len(self.denials)} distinct (principal, action, resource): below"
 
     def events_line(self) -> str:
         return self.events.line()
@@ -143,6 +154,7 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
     """Every read at once (threads: each is a request or a few, none depends on another but the
     subscriber's outcomes on the latest executions); the clients are made first, once."""
     sfn, sqs, dynamodb, cloudwatch = (stack.client(s) for s in ("stepfunctions", "sqs", "dynamodb", "cloudwatch"))
+    logs = stack.client("logs") if stack.target.is_local else None
     exact = stack.target.is_local
     with ThreadPoolExecutor(FAN_OUT) as fan_out, ThreadPoolExecutor(READS) as reads:
 
@@ -159,6 +171,7 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
         )
         budget = reads.submit(history_budget, sfn, stack.state_machine_arn)
         subscriber_queues = reads.submit(queue_line, sqs, stack.outputs)
+        denials = reads.submit(read_denials, logs) if logs is not None else None
         lines = latest.result()
         subscriber = (
             outcomes(stack.outputs, dynamodb, sqs, (line.event_id for line in lines))
@@ -176,4 +189,5 @@ def read_status(stack: StackResources, last: int = 20, dead_letter_sample: int =
             history_budget=budget.result(),
             subscriber_queues=subscriber_queues.result(),
             subscriber=subscriber,
+            denials=denials.result() if denials is not None else None,
         )

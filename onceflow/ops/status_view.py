@@ -15,6 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from onceflow.ops.denials import DeniedAccess
 from onceflow.ops.status import ExecutionLine, StatusReport
 
 STATUS_STYLES = {"SUCCEEDED": "green", "FAILED": "red", "TIMED_OUT": "red", "ABORTED": "red", "RUNNING": "blue"}
@@ -79,3 +80,24 @@ def _table(report: StatusReport) -> Table:
             *([_outcome(report, execution)] if report.subscriber is not None else []),
         )
     return shown
+
+
+def denials(refused: list[DeniedAccess]) -> RenderableType:
+    """Each distinct refused request as one line (the terminal may wrap it, a name is never broken by
+    us): how often, who, which action, on which resource, and AWS's reason."""
+    parts: list[RenderableType] = [
+        Text("Access denied by the local stack's IAM (docs/IAM.md), oldest first", style="italic")
+    ]
+    for denial in refused:
+        parts.append(
+            Text.assemble(
+                (f"{denial.count}x ", "bold red"),
+                (denial.principal, "bold"),
+                " is not authorized to perform ",
+                (denial.action, "bold"),
+                " on ",
+                (denial.resource, "bold"),
+                (f" ({denial.reason})", "dim"),
+            )
+        )
+    return Group(*parts)

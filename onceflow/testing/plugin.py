@@ -1,7 +1,9 @@
 """The pytest plugin (entry point `pytest11: onceflow`): a team's tests against its own stack on the
 embedded AWS. Fixtures, each prefixed `onceflow_` (docs/ADOPTING.md has them with examples):
 
-    onceflow_aws         session   the embedded AWS (onceflow.engine.EmbeddedAws), no delays
+    onceflow_aws         session   the embedded AWS (onceflow.engine.EmbeddedAws), no delays, IAM enforced
+                                   unless --onceflow-iam=off, the ini option `onceflow_iam = off` or
+                                   ONCEFLOW_IAM=off (docs/IAM.md)
     onceflow_template    session   the app's template.yaml: --onceflow-template, the ini option
                                    `onceflow_template` (relative to the rootdir), or <rootdir>/template.yaml
     onceflow_parameters  function  template parameters for this test: every `onceflow_parameters` marker's
@@ -37,6 +39,13 @@ MARKER_HELP = (
     'e.g. SourceQueueType="FIFO", DeploySubscriber="true" (checked against the template)'
 )
 INI = "onceflow_template"
+IAM_INI = "onceflow_iam"
+_OFF, _ON = ("off", "0", "false", "no"), ("on", "1", "true", "yes")
+IAM_OFF_HEADER = (
+    "onceflow: IAM enforcement off ({source}): the embedded AWS authorizes no request (functions and the state "
+    "machine still call with their roles' credentials), so a missing permission or a resource policy that "
+    "does not admit a service is not refused and no denial is recorded (docs/IAM.md)"
+)
 # What this process must never use while the embedded AWS runs: a profile or session of a real account.
 _REAL_ACCOUNT_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
 
@@ -50,11 +59,42 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="the app's template.yaml (default: the ini option onceflow_template, else <rootdir>/template.yaml)",
     )
+    group.addoption(
+        "--onceflow-iam",
+        dest="onceflow_iam",
+        default=None,
+        choices=("on", "off"),
+        help="IAM enforced from the template's roles and resource policies (on, the default) or not (off: "
+        "for a template that is not ready); default: the ini option onceflow_iam, else ONCEFLOW_IAM, else on",
+    )
     parser.addini(INI, "the app's template.yaml, relative to the rootdir (default: template.yaml)", default="")
+    parser.addini(IAM_INI, "on (the default) or off: IAM enforcement on the embedded AWS", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    iam_enforcement(config)  # a wrong ini value is a usage error before any test runs
+
+
+def iam_enforcement(config: pytest.Config) -> tuple[bool, str]:
+    """Whether the embedded AWS enforces IAM, and what said so: --onceflow-iam, else the ini option
+    onceflow_iam, else ONCEFLOW_IAM (EmbeddedAws's own switch: off, 0, false, no), else on."""
+    given = config.getoption("onceflow_iam", None)
+    if given:
+        return given == "on", f"--onceflow-iam={given}"
+    configured = str(config.getini(IAM_INI) or "").strip().lower()
+    if configured:
+        if configured not in (*_OFF, *_ON):
+            raise pytest.UsageError(f"ini option {IAM_INI} = {configured!r}: on or off")
+        return configured in _ON, f"the ini option {IAM_INI} = {configured}"
+    variable = os.environ.get("ONCEFLOW_IAM", "on").strip().lower()
+    return variable not in _OFF, f"ONCEFLOW_IAM={variable}"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Said when enforcement is off, with what it skips (nothing is said when it is on)."""
+    enforced, source = iam_enforcement(config)
+    return [] if enforced else [IAM_OFF_HEADER.format(source=source)]
 
 
 def template_path(config: pytest.Config) -> Path:
@@ -81,9 +121,11 @@ def onceflow_template(pytestconfig: pytest.Config) -> Path:
 
 
 @pytest.fixture(scope="session")
-def onceflow_aws() -> Iterator[EmbeddedAws]:
+def onceflow_aws(pytestconfig: pytest.Config) -> Iterator[EmbeddedAws]:
     """The embedded AWS for the session: moto in server mode in this process, Onceflow's patches applied,
-    Retry and Wait delays scaled to 0. Its credentials are fake; no profile of a real account is read."""
+    Retry and Wait delays scaled to 0, IAM enforced unless switched off (iam_enforcement). Its
+    credentials are fake; no profile of a real account is read."""
+    enforced, _ = iam_enforcement(pytestconfig)
     saved = {
         name: os.environ.get(name) for name in (*_REAL_ACCOUNT_VARIABLES, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     }
@@ -97,7 +139,7 @@ def onceflow_aws() -> Iterator[EmbeddedAws]:
     # moto logs every caught task failure with a long repr; the verdicts and histories say what failed.
     logging.getLogger("moto").setLevel(logging.CRITICAL)
     try:
-        with EmbeddedAws(time_scale=0.0) as aws:
+        with EmbeddedAws(time_scale=0.0, iam=enforced) as aws:
             yield aws
     finally:
         for name, value in saved.items():

@@ -114,3 +114,55 @@ def test_pytest_finds_the_plugin_through_its_entry_point() -> None:
     assert plugin.value == "onceflow.testing.plugin"
     with pytest.raises(AttributeError):
         __import__("onceflow.testing").testing.NotAThing  # noqa: B018 (the lazy exports name what is missing)
+
+
+IAM_SWITCH_BEHAVIOUR = """
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from onceflow.engine.iam.identities import assume
+
+
+def test_the_starter_role_publishing(onceflow_aws, onceflow_stack):
+    # The starter's role has no sns:Publish: refused when enforced, let through when not.
+    starter = next(f for f in onceflow_stack.functions.values() if f.code_dir == onceflow_stack.starter_code_dir)
+    credentials = assume("123456789012", starter.role_arn, "starter")
+    sns = boto3.client("sns", endpoint_url=onceflow_aws.endpoint_url, region_name="us-east-1", **credentials)
+    if onceflow_aws.iam.on:
+        with pytest.raises(ClientError, match="AuthorizationError"):
+            sns.publish(TopicArn=onceflow_stack.notification_topic_arn, Message="{}")
+    else:
+        sns.publish(TopicArn=onceflow_stack.notification_topic_arn, Message="{}")
+    assert len(onceflow_aws.iam.denials.all()) == (1 if onceflow_aws.iam.on else 0)
+    print(f"IAM enforcement {'on' if onceflow_aws.iam.on else 'off'}")
+"""
+
+
+def test_the_iam_switch_turns_enforcement_off_from_the_command_line_or_the_ini_file(
+    payments_root: Path, tmp_path: Path
+) -> None:
+    """--onceflow-iam=off lets a request the template's role may not make through, and the run's header
+    says what is skipped; the ini option does the same, and the command line wins over it."""
+    (tmp_path / "test_switch.py").write_text(textwrap.dedent(IAM_SWITCH_BEHAVIOUR))
+    template = ("--onceflow-template", str(payments_root / "template.yaml"))
+    # -v cancels _pytest's -q: the header is printed
+    off = _pytest(tmp_path, *template, "--onceflow-iam=off", "-s", "-v", "test_switch.py")
+    assert _counts(off.stdout) == {"passed": 1}, off.stdout[-4000:]
+    assert "IAM enforcement off\n" in off.stdout
+    header = off.stdout.split("collect")[0]
+    assert "onceflow: IAM enforcement off (--onceflow-iam=off): the embedded AWS authorizes no request" in header
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\nonceflow_iam = off\n")
+    # -c: this ini file (the template's path would make the app's own pyproject.toml the configfile)
+    template = (*template, "-c", str(tmp_path / "pytest.ini"))
+    from_ini = _pytest(tmp_path, *template, "-v", "--co", "test_switch.py")
+    assert "onceflow: IAM enforcement off (the ini option onceflow_iam = off)" in from_ini.stdout, from_ini.stdout[
+        :1500
+    ]
+    on = _pytest(tmp_path, *template, "--onceflow-iam=on", "-s", "-v", "test_switch.py")
+    assert _counts(on.stdout) == {"passed": 1}, on.stdout[-4000:]
+    assert "IAM enforcement on\n" in on.stdout and "onceflow: IAM enforcement off" not in on.stdout
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\nonceflow_iam = maybe\n")
+    wrong = _pytest(tmp_path, "--co", "test_switch.py", timeout=120)
+    assert wrong.returncode == 4 and "ini option onceflow_iam = 'maybe': on or off" in wrong.stderr

@@ -90,3 +90,11 @@ def record(switch: IamSwitch, principal: Principal, asked: Asked, decision: Deci
     except Exception:  # the log is a convenience: the denial itself stands
         pass
     return denial
+
+
+def forget_denials(switch: IamSwitch, account: str, region: str) -> None:
+    """No denial so far, in the switch's log nor in DENIAL_LOG_GROUP (a stack brought back to just-deployed)."""
+    switch.denials.clear()
+    backend = logs_backends[account][region]
+    if DENIAL_LOG_GROUP in backend.groups:
+        backend.delete_log_group(DENIAL_LOG_GROUP)

@@ -44,6 +44,8 @@ from botocore.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from long_run import _cpu_seconds, _free_port, interrupt
 
+from onceflow.ops.observe import topic_may_send
+
 ROOT = Path(__file__).resolve().parents[1]
 MINISTACK_VENV = ROOT / ".venv-ministack"
 MINISTACK_VERSION = "1.5.33"
@@ -170,6 +172,9 @@ def _resources(endpoint: str, tag: str) -> Resources:
     subscriber_arn = sqs.get_queue_attributes(QueueUrl=subscriber_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    # As on AWS, the queue admits the topic's deliveries only by its policy (the embedded engine
+    # enforces it: without one, every notification is refused and the publish costs less).
+    sqs.set_queue_attributes(QueueUrl=subscriber_url, Attributes={"Policy": topic_may_send(topic_arn, subscriber_arn)})
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=subscriber_arn)
     dead_letters_url = sqs.create_queue(QueueName=f"dead-letters-{tag}")["QueueUrl"]
     role_arn = iam.create_role(

@@ -56,6 +56,7 @@ PATCH_ORDER = (
     "speedups.json_lane",
     "speedups.inline_tasks",
     "speedups.update_expressions",
+    "speedups.update_validation",  # wraps update_expressions' UpdateExpressionParser.make
     "speedups.name_cases",
     "speedups.sns_signing",
     # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.

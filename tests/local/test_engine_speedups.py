@@ -692,6 +692,48 @@ def test_an_update_expression_is_parsed_once_per_text(stack):
     assert tallies == {"u-1": "4", "u-2": "2"}
 
 
+def test_an_update_expression_s_static_checks_run_once_per_text_and_names(stack):
+    """update_validation: moto checks an UpdateExpression's clause counts, overlapping paths and key
+    attributes on every UpdateItem; here a text that passed them with the same names and table is not
+    checked again, and another combination of names is."""
+    from moto.dynamodb.parsing.validators import ActionCountValidator, UpdateHashRangeKeyValidator
+
+    dynamodb = stack.client("dynamodb")
+
+    def update(key: str, names: dict[str, str]) -> None:
+        dynamodb.update_item(
+            TableName=stack.business_table,
+            Key={"order_id": {"S": key}},
+            UpdateExpression="SET #field = :v REMOVE gone",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":v": {"S": key}},
+        )
+
+    with (
+        counting(ActionCountValidator, "verify_action_counts") as counts,
+        counting(UpdateHashRangeKeyValidator, "check_for_hash_or_range_key") as keys,
+    ):
+        update("c-1", {"#field": "note"})
+        first = counts["verify_action_counts"], keys["check_for_hash_or_range_key"]
+        update("c-2", {"#field": "note"})
+        update("c-3", {"#field": "note"})
+        again = counts["verify_action_counts"], keys["check_for_hash_or_range_key"]
+        update("c-1", {"#field": "remark"})
+        other_names = counts["verify_action_counts"], keys["check_for_hash_or_range_key"]
+    assert min(first) > 0
+    assert again == first  # in moto, three times the first request's checks
+    assert other_names == (2 * first[0], 2 * first[1])
+    notes = {
+        key: dynamodb.get_item(TableName=stack.business_table, Key={"order_id": {"S": key}})["Item"]
+        for key in ("c-1", "c-2", "c-3")
+    }
+    assert notes == {
+        "c-1": {"order_id": {"S": "c-1"}, "note": {"S": "c-1"}, "remark": {"S": "c-1"}},
+        "c-2": {"order_id": {"S": "c-2"}, "note": {"S": "c-2"}},
+        "c-3": {"order_id": {"S": "c-3"}, "note": {"S": "c-3"}},
+    }
+
+
 def test_member_names_are_converted_once_per_name(stack, monkeypatch):
     """name_cases: moto converts every parameter and result member name of every task with a regular
     expression; a second run of the same tasks converts nothing again."""

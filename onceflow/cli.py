@@ -950,7 +950,7 @@ def demo(
     parameter: ParameterOption = None,
     template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
-    """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R3 (and R5 with --source fifo)."""
+    """Run a stream through the whole pipeline with every fault kind, redrive, and judge R1–R4 (R4 on the example subscriber; R5 with --source fifo)."""
     parameters = _parameters(parameter, template)
     set_by_options = sorted({"StateMachineType", "SourceQueueType", "DeploySubscriber"} & set(parameters))
     if set_by_options:

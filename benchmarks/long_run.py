@@ -118,17 +118,19 @@ def _running(sfn: Any, state_machine_arn: str) -> bool:
     return bool(page["executions"])
 
 
-_HANDLED = re.compile(r"^starter handled a batch of (\d+)$", re.MULTILINE)
+_HANDLED = re.compile(r"^starter: [\d,]+ record\(s\) handled \(total ([\d,]+)\)", re.MULTILINE)
 
 
 def _handled(log: Path) -> int:
-    """Records the starter has handled so far (`onceflow start` prints each batch)."""
-    return sum(int(count) for count in _HANDLED.findall(log.read_text()))
+    """Records the starter has handled so far (the total on `onceflow start`'s latest summary line,
+    printed every few seconds: onceflow/local/start_progress.py)."""
+    totals = _HANDLED.findall(log.read_text())
+    return int(totals[-1].replace(",", "")) if totals else 0
 
 
 def _fifth_rates(samples: list[tuple[float, int]], messages: int) -> tuple[float, float]:
     """Messages per second while the first fifth and the last fifth of the messages were handled
-    (from the starter's batches, counted once a second)."""
+    (from the totals on `onceflow start`'s summary lines, read once a second)."""
 
     def time_when_handled(count: float) -> float:
         return next((t for t, handled in samples if handled >= count), samples[-1][0])

@@ -370,9 +370,11 @@ def start(
     from onceflow.local.logs import FunctionLogRouter, log_streams_for
     from onceflow.local.pipeline import LocalPipeline
     from onceflow.local.stack import deploy
+    from onceflow.local.start_progress import StartProgress
     from onceflow.ops.executions import HISTORY_BUDGET_TAG
 
     _quiet_engine_logs()
+    progress = StartProgress(clock=time.monotonic)
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
     aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget, log_budget=log_budget).start()
     try:
@@ -393,16 +395,16 @@ def start(
         _print_start_banner(stack, aws.endpoint_url, aws.environment(), {i: s.log_group for i, s in streams.items()})
         while True:
             done = pipeline.background_round(poll)
-            if done.handled:
-                console.print(f"starter handled a batch of {done.handled}")
-            if done.notified:
-                console.print(f"subscriber handled a batch of {done.notified}")
+            if line := progress.add(done.handled, done.notified):
+                console.print(line)
             if done.routed:
                 console.print(f"safety net: {done.routed} execution(s) ended outside the workflow's paths → reconciler")
             logs.publish()
             if not (done.handled or done.notified):  # a full queue is read again at once; an idle one waits
                 time.sleep(0.2)
     except KeyboardInterrupt:
+        if line := progress.flush():
+            console.print(line)
         console.print("stopping")
     finally:
         aws.stop()

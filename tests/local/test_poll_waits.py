@@ -24,8 +24,9 @@ POLLS_WHILE_HELD = 3
 
 
 class CountedPolls:
-    """A Step Functions client whose DescribeExecution calls are counted; `polled` is set at the
-    POLLS_WHILE_HELD-th."""
+    """A Step Functions client whose DescribeExecution calls are counted; `polled` is set once the
+    POLLS_WHILE_HELD-th has answered (set before it answered, the release it triggers could let the
+    execution end before that poll read it, and the wait would need no further poll)."""
 
     def __init__(self, sfn: Any):
         self._sfn = sfn
@@ -34,9 +35,10 @@ class CountedPolls:
 
     def describe_execution(self, **kwargs: Any) -> dict[str, Any]:
         self.calls += 1
+        answer = self._sfn.describe_execution(**kwargs)
         if self.calls == POLLS_WHILE_HELD:
             self.polled.set()
-        return self._sfn.describe_execution(**kwargs)
+        return answer
 
 
 def test_the_starters_wait_polls_a_held_execution_at_its_pace_and_is_woken_by_its_end(

@@ -87,6 +87,11 @@ among the engine's patches: engine/registry.py.
   run once per combination of the three that passed them, not per UpdateItem: about 0.9 ms of an
   UpdateItem such as the pipeline's "Mark as sent" (update_validation.py). A failure is never
   remembered: it raises on every request, as in moto.
+- direct_integrations (with in_process_integrations): a Task's JSON- or query-protocol call is
+  answered from botocore's `before-call` event by the moto method that serves its URL, as botocore's
+  Stubber answers there, instead of being signed, sent through `before-send` to moto's
+  BotocoreStubber (which matches the URL against hundreds of patterns per call) and read back
+  (direct_integrations.py): the same request body, moto handler, parser and exceptions.
 
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
@@ -119,6 +124,7 @@ UPDATE_EXPRESSIONS = "update_expressions"
 NAME_CASES = "name_cases"
 SNS_SIGNING = "sns_signing"
 UPDATE_VALIDATION = "update_validation"
+DIRECT_INTEGRATIONS = "direct_integrations"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -140,6 +146,7 @@ NAMES = (
     NAME_CASES,
     SNS_SIGNING,
     UPDATE_VALIDATION,
+    DIRECT_INTEGRATIONS,
 )
 
 

@@ -25,10 +25,16 @@ from moto.stepfunctions.parser.asl.utils import boto_client as sfn_boto_client
 from onceflow.engine.bookkeeping.once_per_key import once_per_key
 from onceflow.engine.iam import task_credentials
 from onceflow.engine.moto_shape import Need, need
-from onceflow.engine.speedups import CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, SpeedupError
+from onceflow.engine.speedups import (
+    CLIENT_CACHE,
+    DIRECT_INTEGRATIONS,
+    IN_PROCESS_INTEGRATIONS,
+    SpeedupError,
+    direct_integrations,
+)
 
 Patch = tuple[Any, str, Any]
-SPEEDUPS = (CLIENT_CACHE, IN_PROCESS_INTEGRATIONS)
+SPEEDUPS = (CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, DIRECT_INTEGRATIONS)  # direct: with in-process only
 
 INTEGRATION_MODULES = [
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
@@ -52,7 +58,11 @@ def patches(speedups: frozenset[str], request_lock: threading.RLock | None) -> l
     in_process = IN_PROCESS_INTEGRATIONS in speedups
     if in_process and request_lock is None:
         raise SpeedupError(f"{IN_PROCESS_INTEGRATIONS} needs the embedded server's request lock")
-    return integration_clients(cached=CLIENT_CACHE in speedups, request_lock=request_lock if in_process else None)
+    return integration_clients(
+        cached=CLIENT_CACHE in speedups,
+        request_lock=request_lock if in_process else None,
+        direct=DIRECT_INTEGRATIONS in speedups,
+    )
 
 
 class _LockedStubber(BotocoreStubber):
@@ -61,16 +71,17 @@ class _LockedStubber(BotocoreStubber):
     def __init__(self, request_lock: threading.RLock):
         super().__init__()
         self.enabled = True
-        self._request_lock = request_lock
+        self.request_lock = request_lock
 
     def __call__(self, event_name: str, request: Any, **kwargs: Any) -> Any:
-        with self._request_lock:
+        with self.request_lock:
             return super().__call__(event_name, request, **kwargs)
 
 
-def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_arn: str | None) -> Any:
+def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_arn: str | None, direct: bool) -> Any:
     """A client as moto's boto_client_for makes it under mock_aws: AWS's own endpoint, answered by the
-    stubber; signed as the state machine's role (engine/iam/task_credentials.py)."""
+    stubber; signed as the state machine's role (engine/iam/task_credentials.py). `direct`: its JSON
+    and query calls answered before that (direct_integrations.py)."""
     client = _CLIENT_SESSION.client(
         service,
         region_name=region,
@@ -83,6 +94,8 @@ def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_
         ),
     )
     client.meta.events.register_first("before-send", stubber)
+    if direct:
+        direct_integrations.register(client, stubber.request_lock)
     return client
 
 
@@ -90,14 +103,14 @@ _CLIENT_SESSION = boto3.session.Session()
 _CLIENT_SESSION_LOCK = threading.Lock()  # botocore sessions are not safe to build clients on concurrently
 
 
-def integration_clients(cached: bool, request_lock: threading.RLock | None) -> list[Patch]:
+def integration_clients(cached: bool, request_lock: threading.RLock | None, direct: bool = False) -> list[Patch]:
     stubber = _LockedStubber(request_lock) if request_lock is not None else None
 
     def build(region: str, service: str, state_credentials: Any) -> Any:
         if stubber is None:
             return task_credentials.client_for(region, service, state_credentials)
         with _CLIENT_SESSION_LOCK:
-            return _in_process_client(region, service, stubber, task_credentials.role_of(state_credentials))
+            return _in_process_client(region, service, stubber, task_credentials.role_of(state_credentials), direct)
 
     @once_per_key
     def build_cached(region: str, service: str, port: str, role_arn: str | None) -> Any:

@@ -1,0 +1,139 @@
+"""The `direct_integrations` speed-up: a Task's JSON- or query-protocol request reaches moto's response
+class from botocore's `before-call` event, as botocore's own Stubber answers a call there.
+
+With in_process_integrations alone, every integration call still goes the whole way through botocore
+after its request is built: the request signed (SigV4: a canonical request, three HMACs), the
+`before-send` event that hands it to moto's BotocoreStubber, which matches its URL against every
+backend's patterns (hundreds of regular expressions), then the response wrapped, its checksums and
+retries considered. About a fifth of a pipeline execution's server CPU was botocore's client side
+(`benchmarks/peer_cpu.py --profile`, issue 33).
+
+Here the request is built by botocore as before (parameters, endpoint, serialiser: the same body and
+headers), then prepared and handed to the moto method that serves its URL (found once per URL, as the
+stubber finds it), under the server's request lock; its response is parsed by the client's own parser,
+modelled error fields included, and botocore carries on from `after-call` (so SQS's query-compatible
+error codes are still applied) to the exception it raises for an error status. Nothing is signed: the
+Authorization header carries the credential scope, the role's access key and the region, which is all
+the engine reads of it (engine/iam/identities.py, moto's region); nothing in process checks a signature.
+
+Only POST requests of the JSON and query protocols take this lane (DynamoDB, SNS, SQS, Step Functions,
+EventBridge...): their request is a body sent to `/`. S3's REST requests, streaming bodies and anything
+else go on through before-send and the stubber.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import moto.backend_index as backend_index
+import moto.backends as backends
+import moto.core.request as moto_request
+from botocore.awsrequest import AWSResponse, HeadersDict, create_request_object
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.base_backend import BackendDict
+from moto.core.botocore_stubber import MockRawResponse
+from moto.core.exceptions import HTTPException
+
+from onceflow.engine.bookkeeping.once_per_key import once_per_key
+from onceflow.engine.moto_shape import Need, need
+
+PROTOCOLS = frozenset({"json", "query"})
+NOT_SIGNED = "0" * 64  # the Signature field's place: nothing in process verifies one
+
+
+def moto_needs() -> list[Need]:
+    return [
+        need(backend_index, "backend_url_patterns"),
+        need(backends, "get_backend", "name"),
+        need(moto_request, "normalize_request", "request"),
+        need(HTTPException, "get_headers"),
+        need(HTTPException, "get_body"),
+        need(MockRawResponse, "__init__", "response_input"),
+    ]
+
+
+@once_per_key
+def _handler_for(url: str) -> Any:
+    """The moto method that answers `url` (scheme, host and path), found as BotocoreStubber finds it."""
+    for service, pattern in backend_index.backend_url_patterns:
+        if pattern.match(url):
+            backend_dict = backends.get_backend(service)  # type: ignore[call-overload]
+            if isinstance(backend_dict, BackendDict):
+                regions = backend_dict[DEFAULT_ACCOUNT_ID]
+                backend = regions["us-east-1"] if "us-east-1" in regions else regions["aws"]
+            else:
+                backend = backend_dict["global"]
+            for url_pattern, method in backend.urls.items():
+                if re.compile(url_pattern).match(url):
+                    return method
+    return None
+
+
+class DirectCall:
+    """A `before-call` handler for one integration client: answers its JSON and query calls from
+    moto's response classes, or returns None (the call then goes on as before)."""
+
+    def __init__(self, client: Any, request_lock: threading.RLock):
+        self._endpoint = client._endpoint
+        self._parser = self._endpoint._response_parser_factory.create_parser(
+            client.meta.service_model.resolved_protocol
+        )
+        self._request_lock = request_lock
+        self.answered = 0  # calls this lane answered (tests count them)
+
+    def __call__(self, model: Any, params: dict[str, Any], request_signer: Any, **_: Any) -> Any:
+        if (
+            model.service_model.resolved_protocol not in PROTOCOLS
+            or params["method"] != "POST"
+            or model.has_streaming_input
+            or model.has_streaming_output
+        ):
+            return None
+        url = params["url"]
+        handler = _handler_for(url.split("?", 1)[0])
+        if handler is None:
+            return None
+        request = create_request_object(params)
+        request.headers["Authorization"] = _credential_scope(request_signer)
+        prepared = moto_request.normalize_request(request.prepare())
+        with self._request_lock:
+            try:
+                status, headers, body = handler(prepared, prepared.raw_url, prepared.headers)
+            except HTTPException as error:
+                status, headers, body = error.code, error.get_headers(), error.get_body()
+        self.answered += 1
+        return self._parsed(url, model, int(status), headers, body)
+
+    def _parsed(self, url: str, model: Any, status: int, headers: Any, body: Any) -> tuple[AWSResponse, dict]:
+        raw = body.encode("utf-8") if isinstance(body, str) else body or b""
+        http = AWSResponse(url, status, HeadersDict(headers or {}), MockRawResponse(raw))
+        response = {
+            "headers": http.headers,
+            "status_code": status,
+            "body": raw,
+            "context": {"operation_name": model.name},
+        }
+        parsed = self._parser.parse(response, model.output_shape)
+        if status >= 300:
+            self._endpoint._add_modeled_error_fields(response, parsed, model, self._parser)
+        if "ResponseMetadata" in parsed:
+            parsed["ResponseMetadata"]["RetryAttempts"] = 0  # as botocore's endpoint sets it
+        return http, parsed
+
+
+def _credential_scope(request_signer: Any) -> str:
+    key = request_signer._credentials.get_frozen_credentials().access_key
+    day = datetime.now(UTC).strftime("%Y%m%d")
+    scope = f"{key}/{day}/{request_signer._region_name}/{request_signer._signing_name}/aws4_request"
+    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host, Signature={NOT_SIGNED}"
+
+
+def register(client: Any, request_lock: threading.RLock) -> DirectCall:
+    """Answer `client`'s JSON and query calls directly; registered last, so that any other
+    `before-call` handler (S3's checksum mode, engine/stepfunctions/integrations/s3_task.py) runs first."""
+    direct = DirectCall(client, request_lock)
+    client.meta.events.register_last(f"before-call.{client.meta.service_model.service_id.hyphenize()}", direct)
+    return direct

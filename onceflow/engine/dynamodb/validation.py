@@ -27,7 +27,6 @@ import re
 import uuid
 from typing import Any
 
-import botocore.session
 from botocore.exceptions import ClientError
 from moto.core.utils import camelcase_to_underscores
 from moto.dynamodb.exceptions import MockValidationException
@@ -39,6 +38,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskServiceDynamoDB,
 )
 
+from onceflow.engine.bookkeeping.service_models import service_model
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.stepfunctions.integrations.sdk_shapes import operation_model
 
@@ -145,7 +145,7 @@ def required_members() -> list[Patch]:
 
 
 def _modeled_errors() -> set[str]:
-    return {shape.name for shape in botocore.session.get_session().get_service_model("dynamodb").error_shapes}
+    return {shape.name for shape in service_model("dynamodb").error_shapes}
 
 
 def error_names() -> list[Patch]:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from botocore.session import get_session
 from moto.stepfunctions.exceptions import ValidationException
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.engine.bookkeeping.service_models import service_model
 from onceflow.engine.moto_shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -67,7 +67,7 @@ def patches() -> list[Patch]:
 @functools.lru_cache(maxsize=64)
 def _members(action: str) -> tuple[tuple[str, Any], ...]:
     try:
-        shape = get_session().get_service_model("stepfunctions").operation_model(action).input_shape
+        shape = service_model("stepfunctions").operation_model(action).input_shape
     except Exception:  # an action the model does not have: nothing to check
         return ()
     return tuple(shape.members.items()) if shape is not None else ()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-import botocore.session
 from botocore.model import OperationModel
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
@@ -35,6 +34,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 from onceflow.engine.bookkeeping.once_per_key import once_per_key
+from onceflow.engine.bookkeeping.service_models import service_model
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.stepfunctions.interpreter.context_object import iso_millis
 
@@ -61,7 +61,7 @@ def patches() -> list[Patch]:
 def operation_model(service_name: str, action: str) -> OperationModel | None:
     """The API model's operation for a boto service name and a snake_case action, else None."""
     try:
-        service = botocore.session.get_session().get_service_model(service_name)
+        service = service_model(service_name)
     except Exception:  # an unknown service: the call fails with its own error
         return None
     names = {camel_to_snake_case(name): name for name in service.operation_names}

@@ -31,7 +31,6 @@ import os
 import uuid
 from typing import Any
 
-import botocore.session
 from botocore.exceptions import ClientError
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
 from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
@@ -47,6 +46,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
+from onceflow.engine.bookkeeping.service_models import service_model
 from onceflow.engine.moto_shape import Need, need
 
 Patch = tuple[Any, str, Any]
@@ -96,7 +96,7 @@ def aws_sdk_error_prefix(service_name: str) -> str:
     if own:
         return own
     try:
-        service_id = botocore.session.get_session().get_service_model(service_name.lower()).service_id
+        service_id = service_model(service_name.lower()).service_id
     except Exception:  # an unknown service: the call itself fails with its own error first
         return service_name
     return str(service_id).replace(" ", "")

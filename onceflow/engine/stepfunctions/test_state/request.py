@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from botocore.model import ListShape, MapShape, Shape, StructureShape
-from botocore.session import get_session
 from moto.core.exceptions import AWSError
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
 )
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser, ASLParserException
 
+from onceflow.engine.bookkeeping.service_models import service_model
 from onceflow.engine.stepfunctions.api import definition_validation
 
 
@@ -332,15 +332,10 @@ def _find_state(scope: dict[str, Any], name: str, query_language: str | None) ->
     return None
 
 
-_SERVICE_MODELS: dict[str, Any] = {}
-
-
 def _operation_output_shape(task: StateTaskService) -> StructureShape | None:
     service = task._get_boto_service_name()
     action = task.resource.api_action
-    if service not in _SERVICE_MODELS:
-        _SERVICE_MODELS[service] = get_session().get_service_model(service)
-    model = _SERVICE_MODELS[service]
+    model = service_model(service)
     operation = action[0].upper() + action[1:]
     if operation not in model.operation_names:
         return None

@@ -157,20 +157,25 @@ class FunctionRuntime:
             self.module.reset_clients()
             self.module._local_identity = identity
         self.handler = getattr(self.module, self.function.handler.rpartition(".")[2])
-        if log_stream is not None:
-            self._redirect_logs(log_stream)
+        self._direct_logs(log_stream)
         self.invocations = 0
 
-    def _redirect_logs(self, stream: IO[str]) -> None:
-        """Logs and EMF metrics to `stream`, as Lambda sends both to CloudWatch Logs."""
+    def _direct_logs(self, stream: IO[str] | None) -> None:
+        """Logs and EMF metrics to `stream`, as Lambda sends both to CloudWatch Logs; None: to standard
+        output. Both are the process's (the handler module's logger, Powertools' metrics module), so
+        each runtime sets them: one left pointing at an earlier run's stream, closed since (a demo's
+        starter.log), made every metrics flush raise and so crashed every later batch."""
         logger = getattr(self.module, "logger", None)
         if logger is not None:
             # Not setStream(): it flushes the previous stream, which an earlier run may have closed.
-            logger.registered_handler.stream = stream
+            logger.registered_handler.stream = stream if stream is not None else sys.stdout
         # Powertools prints EMF with the builtin print(); give its module a print bound to the stream.
         from aws_lambda_powertools.metrics.provider.cloudwatch_emf import cloudwatch
 
-        cloudwatch.print = functools.partial(print, file=stream)  # type: ignore[attr-defined]
+        if stream is not None:
+            cloudwatch.print = functools.partial(print, file=stream)  # type: ignore[attr-defined]
+        else:
+            vars(cloudwatch).pop("print", None)  # the builtin again: whatever sys.stdout is when it prints
 
     def invoke(self, event: dict[str, Any]) -> Any:
         self.invocations += 1

@@ -5,12 +5,15 @@ the pipeline: the new dead-letter states read an input field the old starter did
 
 from __future__ import annotations
 
+import io
 import os
 
 import pytest
 
 from onceflow.local.function_runtime import FunctionLoadError, _load_handler_module
+from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import LocalFunction
+from tests.support import order
 
 
 def _function(tmp_path, name: str) -> LocalFunction:
@@ -48,3 +51,22 @@ def test_a_handler_whose_code_changed_on_disk_since_it_was_loaded_is_refused(tmp
     os.utime(changed, ns=(1, 1))  # a different stamp even on a file system with coarse mtimes
     with pytest.raises(FunctionLoadError, match="changed on disk since this process loaded it"):
         _load_handler_module(function)
+
+
+def test_a_run_after_one_whose_log_stream_closed_still_handles_its_batches(stack, embedded_aws):
+    """The handler's logger and Powertools' metrics printer are the process's. A run that wrote them
+    to a stream (the demo's starter.log) left them pointing at it once it closed; a later run without
+    a stream then raised `ValueError: I/O operation on closed file` at every metrics flush, so every
+    batch crashed after its work and SQS delivered it again until the redrive policy moved it to the
+    dead-letter queue (a test that ran after the demo saw a second dead letter)."""
+    earlier_log = io.StringIO()
+    LocalPipeline(embedded_aws, stack, log_stream=earlier_log)
+    earlier_log.close()
+
+    pipeline = LocalPipeline(embedded_aws, stack)
+    pipeline.send([order("order-after-closed-log")])
+    pipeline.process(timeout=60)
+
+    assert pipeline.event_source.stats.crashed_batches == 0, pipeline.event_source.stats.errors
+    assert pipeline.event_source.stats.acknowledged == 1
+    assert stack.client("sqs").receive_message(QueueUrl=stack.dead_letter_queue_url).get("Messages", []) == []

@@ -31,7 +31,7 @@ from typing import Any
 import moto.backend_index as backend_index
 import moto.backends as backends
 import moto.core.request as moto_request
-from botocore.awsrequest import AWSResponse, HeadersDict, create_request_object
+from botocore.awsrequest import AWSResponse, create_request_object
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.base_backend import BackendDict
 from moto.core.botocore_stubber import MockRawResponse
@@ -109,7 +109,7 @@ class DirectCall:
 
     def _parsed(self, url: str, model: Any, status: int, headers: Any, body: Any) -> tuple[AWSResponse, dict]:
         raw = body.encode("utf-8") if isinstance(body, str) else body or b""
-        http = AWSResponse(url, status, HeadersDict(headers or {}), MockRawResponse(raw))
+        http = AWSResponse(url, status, headers or {}, MockRawResponse(raw))  # its headers: a HeadersDict
         response = {
             "headers": http.headers,
             "status_code": status,

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from moto.dynamodb.models import DynamoDBBackend
 from moto.sqs.exceptions import SQSException
 from moto.sqs.models import SQSBackend
+from moto.stepfunctions.responses import StepFunctionResponse
 
 from onceflow.devtools.schedules.hooks import STOP_ERROR
 from onceflow.local import faults
@@ -155,6 +156,42 @@ def test_an_execution_that_dead_lettered_itself_is_not_dead_lettered_again(stack
     assert (now["dead_lettered"], later["dead_lettered"], later["pending_too_long"]) == ([], [], 1)
     dead = drain(sqs, stack.dead_letter_queue_url)
     assert [m.attributes["source"] for m in dead] == ["state-machine"]
+
+
+def test_a_sweep_remembers_an_execution_that_dead_lettered_itself_and_the_next_does_not_describe_it(
+    stack, reconciler, monkeypatch
+):
+    """Every scheduled run lists the executions that ended FAILED within its hour of lookback. One that
+    the workflow dead-lettered itself needs nothing, but only DescribeExecution tells (its error):
+    without a marker each run described it again, twelve times an hour at the template's five-minute
+    rate, and a run after a burst of poison messages described every one of them. The first sweep
+    now leaves the marker the pending sweep leaves (`dead-lettered-by-state-machine`, expiring with
+    the dead letter); the next finds it and describes nothing."""
+    sqs = stack.client("sqs")
+    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-remembered")))
+    with sns_publish_failures() as outage:
+        _deliver(stack)
+        [failed] = wait_for_all(stack.client("stepfunctions"), stack.state_machine_arn)
+    assert outage.injected >= 1 and (failed.status, failed.error) == ("FAILED", "Onceflow.DeadLettered")
+    described: list[str] = []  # the ARNs of the DescribeExecution requests the sweeps make
+    describe = StepFunctionResponse.describe_execution
+
+    def counted(self):
+        described.append(self._get_param("executionArn"))
+        return describe(self)
+
+    monkeypatch.setattr(StepFunctionResponse, "describe_execution", counted)
+
+    first = reconciler.sweep()
+    described_by_first = described.count(failed.arn)
+    second = reconciler.sweep()
+
+    assert (described_by_first, described.count(failed.arn) - described_by_first) == (1, 0)
+    assert (first["dead_lettered"], second["dead_lettered"]) == ([], [])
+    assert second["already_handled"] >= 1
+    markers = scan(stack.client("dynamodb"), stack.outputs["ReconcilerTableName"])
+    assert [m["state"] for m in markers if m["pk"] == f"execution#{failed.arn}"] == ["dead-lettered-by-state-machine"]
+    assert [m.attributes["source"] for m in drain(sqs, stack.dead_letter_queue_url)] == ["state-machine"]
 
 
 def test_a_failed_send_releases_its_claim_so_the_retry_sends(stack, reconciler, interrupts):

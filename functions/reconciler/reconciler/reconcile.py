@@ -115,6 +115,14 @@ class Reconciler:
             return
         if needs_dead_letter(execution.status, execution.error):
             self._dead_letter(key, execution, dead_letter.reason_for(execution))
+        elif execution.error == DEAD_LETTERED_ERROR and execution.stopped_at is not None:
+            # The workflow dead-lettered its event itself. Remembered (as the pending sweep remembers
+            # it), so that the runs still to list it, every run for `lookback_seconds` after it ended,
+            # read the marker instead of calling DescribeExecution for it again.
+            self.claims.leave_to_state_machine(
+                key, self.now, int(execution.stopped_at + self.settings.claim_retention_seconds)
+            )
+            self.outcome.already_handled += 1
 
     def _pending(self, pending: sources.PendingEvent) -> None:
         if pending.execution_arn is None:

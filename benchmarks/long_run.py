@@ -18,6 +18,7 @@ process, measured from when its stack is deployed, and its VmHWM; after each run
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import signal
@@ -118,6 +119,8 @@ def _running(sfn: Any, state_machine_arn: str) -> bool:
     return bool(page["executions"])
 
 
+SUMMARY_SECONDS = 1  # `onceflow start --summary-every`
+LOG_POLL_SECONDS = 0.1  # how often its log is read for a new summary line
 _HANDLED = re.compile(r"^starter: [\d,]+ record\(s\) handled \(total ([\d,]+)\)", re.MULTILINE)
 
 
@@ -129,15 +132,20 @@ def _handled(log: Path) -> int:
 
 
 def _fifth_rates(samples: list[tuple[float, int]], messages: int) -> tuple[float, float]:
-    """Messages per second while the first fifth and the last fifth of the messages were handled
-    (from the totals on `onceflow start`'s summary lines, read once a second)."""
+    """Messages per second while the first fifth and the last fifth of the messages were handled,
+    from the totals on `onceflow start`'s summary lines (a line a second, each seen within
+    LOG_POLL_SECONDS): the time a count was reached is interpolated between the lines around it."""
+    points = [(0.0, 0), *samples]
 
     def time_when_handled(count: float) -> float:
-        return next((t for t, handled in samples if handled >= count), samples[-1][0])
+        for (t0, c0), (t1, c1) in itertools.pairwise(points):
+            if c1 >= count:
+                return t0 + (t1 - t0) * (count - c0) / max(c1 - c0, 1)
+        return points[-1][0]
 
     fifth = messages / 5
     first = fifth / max(time_when_handled(fifth), 1e-9)
-    last = fifth / max(samples[-1][0] - time_when_handled(messages - fifth), 1e-9)
+    last = fifth / max(points[-1][0] - time_when_handled(messages - fifth), 1e-9)
     return first, last
 
 
@@ -154,7 +162,17 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
         log = Path(scratch) / "start.log"
         with log.open("w") as out:
             server = subprocess.Popen(
-                [*_onceflow(), "start", "--port", str(port), "--template", str(ROOT / "template.yaml")],
+                # A summary line a second: the handled counts the fifths' rates are read from.
+                [
+                    *_onceflow(),
+                    "start",
+                    "--port",
+                    str(port),
+                    "--template",
+                    str(ROOT / "template.yaml"),
+                    "--summary-every",
+                    str(SUMMARY_SECONDS),
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=scratch,
@@ -196,11 +214,17 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
             messages = orders + round(orders * DUPLICATES / (1 - DUPLICATES))
             samples: list[tuple[float, int]] = []
             reported = (0.0, 0, cpu_began)  # elapsed, handled, CPU at the last progress line
+            checked = 0.0  # when the queue and the executions were last checked (once a second: they cost the server)
             while True:
-                time.sleep(1.0)
+                time.sleep(LOG_POLL_SECONDS)
                 elapsed = time.monotonic() - began
-                samples.append((elapsed, _handled(log)))
-                if progress and samples[-1][1] - reported[1] >= progress:
+                handled = _handled(log)
+                if not samples or handled != samples[-1][1]:  # a new summary line, seen within LOG_POLL_SECONDS
+                    samples.append((elapsed, handled))
+                if elapsed - checked < 1.0:
+                    continue
+                checked = elapsed
+                if progress and samples and samples[-1][1] - reported[1] >= progress:
                     cpu_now, (then, handled_then, cpu_then) = _cpu_seconds(server.pid), reported
                     handled_now = samples[-1][1]
                     print(
@@ -221,6 +245,12 @@ def run_one(mode: str, orders: int, timeout: float, progress: int = 0) -> RunRes
                 raise SystemExit(f"onceflow send failed: {sender.stdout.read() if sender.stdout else ''}")
             seconds = time.monotonic() - began
             cpu = _cpu_seconds(server.pid) - cpu_began
+            # The records of the last second are on the next summary line: its time, once it is printed,
+            # is when they were told handled (at most SUMMARY_SECONDS late, as every line is).
+            while _handled(log) < messages and time.monotonic() - began < seconds + 3 * SUMMARY_SECONDS:
+                time.sleep(LOG_POLL_SECONDS)
+            if _handled(log) != samples[-1][1]:
+                samples.append((time.monotonic() - began, _handled(log)))
             # Idle: what `onceflow start` costs once the run is over (its loop, sweeps and event source).
             time.sleep(IDLE_SETTLE_SECONDS)
             idle_began = _cpu_seconds(server.pid)

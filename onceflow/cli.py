@@ -353,6 +353,13 @@ def start(
             "starter line costs about 0.8 KB of this process's memory, 10,000 about 8 MB.",
         ),
     ] = 10_000,
+    summary_every: Annotated[
+        int,
+        typer.Option(
+            callback=_at_least(1),
+            help="Seconds between the summary lines of what the starter and the subscribers handled.",
+        ),
+    ] = 5,
     parameter: ParameterOption = None,
     template: TemplateOption = DEFAULT_TEMPLATE,
 ) -> None:
@@ -374,7 +381,7 @@ def start(
     from onceflow.ops.executions import HISTORY_BUDGET_TAG
 
     _quiet_engine_logs()
-    progress = StartProgress(clock=time.monotonic)
+    progress = StartProgress(clock=time.monotonic, every=summary_every)
     # A long run: only the most recent finished executions keep their histories (engine/retention.py).
     aws = EmbeddedAws(port=port, time_scale=time_scale, history_budget=history_budget, log_budget=log_budget).start()
     try:

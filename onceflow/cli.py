@@ -395,7 +395,7 @@ def start(
         streams = log_streams_for(stack.client("logs"), stack.outputs, list(stack.functions))
         starter_id = next(i for i, f in stack.functions.items() if f.code_dir == stack.starter_code_dir)
         logs = FunctionLogRouter(streams, default=starter_id)
-        pipeline = LocalPipeline(aws, stack, log_stream=logs, keep_acknowledged=False)
+        pipeline = LocalPipeline(aws, stack, log_stream=logs, keep_acknowledged=False, notification_inbox=False)
         for logical_id, runtime in pipeline.invoker.runtimes.items():
             if logical_id != starter_id:  # the event source calls the starter directly: the default stream
                 runtime.invoke = logs.invoking(logical_id, runtime.invoke)  # type: ignore[method-assign]

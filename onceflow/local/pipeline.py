@@ -69,14 +69,22 @@ class LocalPipeline:
         status_event_loss: StatusEventLoss | None = None,
         subscriber_wrapper: Callable[[Invoke], Invoke] | None = None,
         keep_acknowledged: bool = True,
+        notification_inbox: bool = True,
     ):
         """`keep_acknowledged`: keep every acknowledged record (event_source.acknowledged_records) for
-        a run that hands some to the starter again; a long-running `onceflow start` keeps none."""
+        a run that hands some to the starter again; a long-running `onceflow start` keeps none.
+        `notification_inbox`: subscribe a queue of its own to the topic to read the notifications (the
+        demo's and the tests' evidence); a long-running `onceflow start`, which nobody reads it in,
+        makes none (each notification was delivered to it and drained again for nothing)."""
         self.aws = aws
         self.stack = stack
         self.sqs = stack.client("sqs")
         self.sfn = stack.client("stepfunctions")
-        self.inbox = NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
+        self.inbox = (
+            NotificationInbox(stack.client("sns"), self.sqs, stack.notification_topic_arn)
+            if notification_inbox
+            else None
+        )
         self.starter = StarterRuntime(stack, log_stream=log_stream)
         # The starter's throttling backoff (starter/throttling.py) sleeps on the engine's clock:
         # scaled by time_scale (0 in tests) and recorded with botocore's back-offs, as Retry delays are.
@@ -159,7 +167,7 @@ class LocalPipeline:
             )
         routed = self.sweep_if_anything_changed()
         self.run_schedule_if_anything_ended(paced=True)
-        if self.gates.may_receive(self.inbox.queue_url):
+        if self.inbox is not None and self.gates.may_receive(self.inbox.queue_url):
             self.inbox.discard()
         return RoundReport(handled, routed, notified)
 
@@ -287,7 +295,7 @@ class LocalPipeline:
 
     def collect_notifications(self) -> None:
         """The notification inbox read, unless its queue holds no message."""
-        if self.gates.may_receive(self.inbox.queue_url):
+        if self.inbox is not None and self.gates.may_receive(self.inbox.queue_url):
             self.inbox.collect()
 
     def subscribers_idle(self) -> bool:

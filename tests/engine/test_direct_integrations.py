@@ -73,6 +73,17 @@ def role_arn(stack: Any) -> str:
     return sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["roleArn"]
 
 
+def _mark_sent(stack: Any, ddb: Any, event_id: str, **extra: str) -> Any:
+    return ddb.update_item(
+        TableName=stack.processed_events_table,
+        Key={"event_id": {"S": event_id}},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": "sent"}},
+        **extra,
+    )
+
+
 # case: (service, as whom (the state machine's role, or an administrator: no IAM denial in the way), call,
 # the answer's kind and error code: what the case is about, so that a comparison of two wrong answers fails)
 CALLS: dict[str, tuple[str, str, Callable[[Any, Any], Any], tuple[str, str | None]]] = {
@@ -95,27 +106,13 @@ CALLS: dict[str, tuple[str, str, Callable[[Any, Any], Any], tuple[str, str | Non
     "an update whose condition fails": (
         "dynamodb",
         "role",
-        lambda stack, ddb: ddb.update_item(
-            TableName=stack.processed_events_table,
-            Key={"event_id": {"S": "direct-missing"}},
-            UpdateExpression="SET #s = :s",
-            ConditionExpression="attribute_exists(event_id)",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":s": {"S": "sent"}},
-        ),
+        lambda stack, ddb: _mark_sent(stack, ddb, "direct-missing", ConditionExpression="attribute_exists(event_id)"),
         ("ConditionalCheckFailedException", "ConditionalCheckFailedException"),
     ),
     "an update that succeeds": (
         "dynamodb",
         "role",
-        lambda stack, ddb: ddb.update_item(
-            TableName=stack.processed_events_table,
-            Key={"event_id": {"S": "direct-present"}},
-            UpdateExpression="SET #s = :s",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":s": {"S": "sent"}},
-            ReturnValues="ALL_NEW",
-        ),
+        lambda stack, ddb: _mark_sent(stack, ddb, "direct-present", ReturnValues="ALL_NEW"),
         ("ok", None),
     ),
     "a call the role may not make (IAM)": (

@@ -142,13 +142,19 @@ def test_the_metric_counts_events_pending_longer_than_the_threshold(stack, inter
     assert hourly.metric("EventsPendingTooLong") == [0.0, 2.0]  # EMF, as the stuck-pending alarm reads it
 
 
-def test_an_execution_that_dead_lettered_itself_is_not_dead_lettered_again(stack, reconciler):
-    sqs = stack.client("sqs")
-    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-outage")))
+def _dead_lettered_by_the_workflow(stack, order_id: str):
+    """One order through the starter while SNS is down: its execution dead-letters it itself."""
+    stack.client("sqs").send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order(order_id)))
     with sns_publish_failures() as outage:
         _deliver(stack)
         [failed] = wait_for_all(stack.client("stepfunctions"), stack.state_machine_arn)
     assert outage.injected >= 1 and (failed.status, failed.error) == ("FAILED", "Onceflow.DeadLettered")
+    return failed
+
+
+def test_an_execution_that_dead_lettered_itself_is_not_dead_lettered_again(stack, reconciler):
+    sqs = stack.client("sqs")
+    _dead_lettered_by_the_workflow(stack, "order-outage")
 
     SafetyNet(stack).sweep()
     now, later = reconciler.sweep(), reconciler.sweep(after=BEYOND_THE_LOOKBACK)
@@ -168,11 +174,7 @@ def test_a_sweep_remembers_an_execution_that_dead_lettered_itself_and_the_next_d
     now leaves the marker the pending sweep leaves (`dead-lettered-by-state-machine`, expiring with
     the dead letter); the next finds it and describes nothing."""
     sqs = stack.client("sqs")
-    sqs.send_message(QueueUrl=stack.source_queue_url, MessageBody=json.dumps(order("order-remembered")))
-    with sns_publish_failures() as outage:
-        _deliver(stack)
-        [failed] = wait_for_all(stack.client("stepfunctions"), stack.state_machine_arn)
-    assert outage.injected >= 1 and (failed.status, failed.error) == ("FAILED", "Onceflow.DeadLettered")
+    failed = _dead_lettered_by_the_workflow(stack, "order-remembered")
     described: list[str] = []  # the ARNs of the DescribeExecution requests the sweeps make
     describe = StepFunctionResponse.describe_execution
 

@@ -23,6 +23,15 @@ WORKED_EXAMPLE_DOMAIN = {
 }
 
 
+# The variables Settings.from_environment requires, for tests that read settings from a dict of
+# their own: the process's environment may hold another stack's function variables (a function
+# runtime sets them there, as Lambda does; onceflow/local/function_runtime.py).
+REQUIRED_ENVIRONMENT = {
+    "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:p",
+    "DEAD_LETTER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+}
+
+
 def settings(event_format: str = "json", event_id_path: str | None = None, **changes: Any) -> Settings:
     chosen = FORMATS[event_format]
     changes.setdefault(

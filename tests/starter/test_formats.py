@@ -9,7 +9,13 @@ import pytest
 
 from starter.messages import InvalidMessage, parse_record, payload_hash
 from starter.settings import ConfigurationError, Settings
-from tests.starter.helpers import eventbridge_body, s3_notification_body, settings, sns_envelope_body
+from tests.starter.helpers import (
+    REQUIRED_ENVIRONMENT,
+    eventbridge_body,
+    s3_notification_body,
+    settings,
+    sns_envelope_body,
+)
 from tests.support import order, sqs_record
 
 ORDER = order("order-7")
@@ -82,12 +88,9 @@ def test_same_order_hashes_alike_in_every_envelope():
         ),
     ],
 )
-def test_event_id_path_overrides_the_preset(monkeypatch, event_format, path, body, event_id):
-    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:p")
-    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
-    monkeypatch.setenv("EVENT_FORMAT", event_format)
-    monkeypatch.setenv("EVENT_ID_PATH", path)
-    event = parse_record(sqs_record(body), Settings.from_environment())
+def test_event_id_path_overrides_the_preset(event_format, path, body, event_id):
+    settings = Settings.from_environment({**REQUIRED_ENVIRONMENT, "EVENT_FORMAT": event_format, "EVENT_ID_PATH": path})
+    event = parse_record(sqs_record(body), settings)
     assert event.event_id == event_id
 
 
@@ -181,14 +184,9 @@ def test_format_specific_poison(event_format, body, field, rule):
         pytest.param({"RECORD_RETENTION_DAYS": "0"}, "RECORD_RETENTION_DAYS", id="zero-retention"),
     ],
 )
-def test_configuration_mistakes_are_named(monkeypatch, changes, complaint):
-    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:p")
-    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
-    monkeypatch.delenv("EVENT_ID_PATH", raising=False)
-    for name, value in changes.items():
-        monkeypatch.setenv(name, value)
+def test_configuration_mistakes_are_named(changes, complaint):
     with pytest.raises(ConfigurationError, match=complaint):
-        Settings.from_environment()
+        Settings.from_environment({**REQUIRED_ENVIRONMENT, "PAYLOAD_EVENT_ID_PATH": "order_id", **changes})
 
 
 def test_s3_every_new_version_of_a_key_is_a_new_event_and_a_repeat_is_the_same():

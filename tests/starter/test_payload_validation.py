@@ -13,7 +13,7 @@ import pytest
 from starter.messages import InvalidMessage, parse_record
 from starter.payload_validation import PayloadValidationSetupError, payload_validator
 from starter.settings import ConfigurationError, Settings
-from tests.starter.helpers import settings
+from tests.starter.helpers import REQUIRED_ENVIRONMENT, settings
 
 PAYMENT_SCHEMA = {
     "type": "object",
@@ -99,26 +99,21 @@ def test_the_worked_examples_pydantic_model_keeps_its_rules() -> None:
         pytest.param("domain.order:Order", "x.json", "not both", id="both"),
     ],
 )
-def test_a_validation_the_function_cannot_use_is_a_configuration_error(monkeypatch, model, schema, says) -> None:
+def test_a_validation_the_function_cannot_use_is_a_configuration_error(model, schema, says) -> None:
     with pytest.raises(PayloadValidationSetupError, match=says):
         payload_validator(model, schema)
-    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:p")
-    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
+    environment = {**REQUIRED_ENVIRONMENT, "PAYLOAD_EVENT_ID_PATH": "order_id"}
     for name, value in (("PAYLOAD_MODEL", model), ("PAYLOAD_SCHEMA", schema)):
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
+        if value is not None:
+            environment[name] = value
     with pytest.raises(ConfigurationError, match=says):
-        Settings.from_environment()
+        Settings.from_environment(environment)
 
 
-def test_a_format_without_the_domains_event_id_place_is_a_configuration_error(monkeypatch) -> None:
-    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:p")
-    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
-    monkeypatch.delenv("PAYLOAD_EVENT_ID_PATH")
-    monkeypatch.delenv("EVENT_ID_PATH", raising=False)
+def test_a_format_without_the_domains_event_id_place_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="needs PAYLOAD_EVENT_ID_PATH"):
-        Settings.from_environment()
-    monkeypatch.setenv("EVENT_FORMAT", "s3")  # S3's event_id is the object's key and version: no domain path needed
-    assert Settings.from_environment().event_id_path.startswith("Records[0].s3.object")
+        Settings.from_environment(dict(REQUIRED_ENVIRONMENT))
+    # S3's event_id is the object's key and version: no domain path needed
+    assert Settings.from_environment({**REQUIRED_ENVIRONMENT, "EVENT_FORMAT": "s3"}).event_id_path.startswith(
+        "Records[0].s3.object"
+    )

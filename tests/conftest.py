@@ -186,6 +186,11 @@ def inbox(stack: LocalStack, endpoints: Endpoints | None) -> Iterator[Notificati
     sqs.delete_queue(QueueUrl=inbox.queue_url)
 
 
+class StarterSleptForReal(BaseException):
+    """Raised where the starter would sleep for real; a BaseException, so that no handler of the
+    starter's own takes it for a failed call and carries on."""
+
+
 @pytest.fixture(autouse=True)
 def _starter_waits_guarded(monkeypatch: pytest.MonkeyPatch, endpoints: Endpoints | None) -> Iterator[None]:
     """The starter's module-level waits and caps as they were before the test: LocalPipeline sets
@@ -209,11 +214,11 @@ def _starter_waits_guarded(monkeypatch: pytest.MonkeyPatch, endpoints: Endpoints
     slept: list[str] = []
 
     def noting(name: str) -> Callable[[float], None]:
-        def sleep_noted(seconds: float) -> None:
+        def sleep_refused(seconds: float) -> None:
             slept.append(f"{name}({seconds:.2f})")
-            time.sleep(seconds)
+            raise StarterSleptForReal(f"{name}({seconds:.2f})")  # no real sleep: the test fails here
 
-        return sleep_noted
+        return sleep_refused
 
     for name in ("sleep", "poll_sleep"):
         if getattr(executions, name) is time.sleep:  # not what a module-scoped LocalPipeline set

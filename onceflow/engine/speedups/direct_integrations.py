@@ -73,8 +73,8 @@ def _handler_for(url: str) -> Any:
 
 
 class DirectCall:
-    """A `before-call` handler for one integration client: answers its JSON and query calls from
-    moto's response classes, or returns None (the call then goes on as before)."""
+    """A `before-call` handler for one JSON- or query-protocol integration client: answers its calls
+    from moto's response classes, or returns None (the call then goes on as before)."""
 
     def __init__(self, client: Any, request_lock: threading.RLock):
         self._endpoint = client._endpoint
@@ -84,12 +84,7 @@ class DirectCall:
         self._request_lock = request_lock
 
     def __call__(self, model: Any, params: dict[str, Any], request_signer: Any, **_: Any) -> Any:
-        if (
-            model.service_model.resolved_protocol not in PROTOCOLS
-            or params["method"] != "POST"
-            or model.has_streaming_input
-            or model.has_streaming_output
-        ):
+        if params["method"] != "POST" or model.has_streaming_input or model.has_streaming_output:
             return None
         url = params["url"]
         handler = _handler_for(url.split("?", 1)[0])
@@ -129,9 +124,11 @@ def _credential_scope(request_signer: Any) -> str:
     return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host, Signature={NOT_SIGNED}"
 
 
-def register(client: Any, request_lock: threading.RLock) -> DirectCall:
-    """Answer `client`'s JSON and query calls directly; registered last, so that any other
-    `before-call` handler (S3's checksum mode, engine/stepfunctions/integrations/s3_task.py) runs first."""
-    direct = DirectCall(client, request_lock)
-    client.meta.events.register_last(f"before-call.{client.meta.service_model.service_id.hyphenize()}", direct)
-    return direct
+def register(client: Any, request_lock: threading.RLock) -> None:
+    """Answer `client`'s calls directly if its service speaks JSON or query; registered last, so that
+    any other `before-call` handler of the client runs first."""
+    service = client.meta.service_model
+    if service.resolved_protocol in PROTOCOLS:
+        client.meta.events.register_last(
+            f"before-call.{service.service_id.hyphenize()}", DirectCall(client, request_lock)
+        )

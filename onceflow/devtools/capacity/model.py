@@ -44,7 +44,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     ),
 }
 STATE_TABLE_WRU = 2 + 1  # Record's transactional put (<= 1 KB) + Mark as sent's update
-ORDER_TABLE_WRU = 2  # Record's transactional put of the order
+BUSINESS_TABLE_WRU = 2  # Record's transactional put of the business item
 SERVICE_OF_RESOURCE = {"dynamodb": "dynamodb", "sns": "sns", "sqs": "sqs"}
 
 
@@ -259,8 +259,8 @@ def model_capacity(
     limits.append(
         Limit(
             "DynamoDB business table (new on-demand table)",
-            table["new_table_per_second"] / ORDER_TABLE_WRU,
-            f"{table['new_table_per_second']:,} WRU/s over {ORDER_TABLE_WRU} WRU per event",
+            table["new_table_per_second"] / BUSINESS_TABLE_WRU,
+            f"{table['new_table_per_second']:,} WRU/s over {BUSINESS_TABLE_WRU} WRU per event",
             table.key,
         )
     )

@@ -48,7 +48,7 @@ from onceflow.engine.bookkeeping import quotas as engine_quotas
 from onceflow.engine.bookkeeping import retention
 from onceflow.engine.iam.decide import IamSwitch
 from onceflow.engine.moto_shape import MotoShapeError, Need, need
-from onceflow.engine.speedups import direct_transport, keep_alive, request_headers
+from onceflow.engine.speedups import batch_requests, direct_transport, keep_alive, request_headers
 
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
@@ -316,8 +316,8 @@ class EmbeddedAws:
             self._request_lock,
             after_request=self.retention.after_request if self.retention is not None else None,
         )
-        self._server = make_server(
-            "127.0.0.1", self.port, self._app, threaded=True, request_handler=_QuietRequestHandler
+        self._server = make_server(  # clients in other processes may also batch their calls (batch_requests.py)
+            "127.0.0.1", self.port, batch_requests.Batching(self._app), threaded=True, request_handler=_QuietRequestHandler
         )
         self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
         self._thread.start()

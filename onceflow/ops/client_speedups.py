@@ -6,6 +6,8 @@
   walk of the shape for every value (onceflow/ops/json_responses.py).
 - response_heads: a plain response head read without the email parser http.client hands it to
   (onceflow/ops/http_heads.py).
+- batched_reads: `trace`'s reads sent to an embedded AWS many calls to an HTTP request, each parsed as
+  botocore parses it (onceflow/ops/batched_calls.py).
 
 `ONCEFLOW_CLIENT_SPEEDUPS_OFF=name,name` (or `all`) switches them off, as ONCEFLOW_SPEEDUPS_OFF does
 the embedded engine's (onceflow/engine/speedups/).
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 
 OFF_VARIABLE = "ONCEFLOW_CLIENT_SPEEDUPS_OFF"
-NAMES = ("plain_values", "timestamps", "json_responses", "response_heads")
+NAMES = ("plain_values", "timestamps", "json_responses", "response_heads", "batched_reads")
 
 
 def enabled(name: str) -> bool:

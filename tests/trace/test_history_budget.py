@@ -9,8 +9,6 @@ execution had no history. Now a budget keeps the histories of the executions tha
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 from onceflow.devtools.trace.collect import collect, known_pruned
@@ -18,6 +16,7 @@ from onceflow.engine.bookkeeping.retention import Retention
 from onceflow.local.faults import sns_publish_failures
 from onceflow.ops.executions import HISTORY_BUDGET_TAG, histories_kept
 from tests.support import order, run_execution
+from tests.trace.engine_reads import count_engine_reads
 
 
 def test_the_one_failure_of_2600_keeps_its_history_with_the_newest_successes() -> None:
@@ -41,7 +40,9 @@ def test_ended_badly_first_newest_first_within_the_budget(statuses: list[str], b
     assert histories_kept(statuses, budget) == kept
 
 
-def test_the_engine_prunes_the_successes_before_the_failure_and_trace_knows_which(stack, embedded_aws) -> None:
+def test_the_engine_prunes_the_successes_before_the_failure_and_trace_knows_which(
+    stack, embedded_aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One execution dead-lettered by an SNS outage, then five that succeeded; a budget of 3 keeps the
     failed one and the two newest successes; `trace` reads the other three with DescribeExecution
     alone (the state machine tagged with the budget, as `onceflow start` tags it)."""
@@ -60,14 +61,10 @@ def test_the_engine_prunes_the_successes_before_the_failure_and_trace_knows_whic
     assert with_history == {failed.name, succeeded[3].name, succeeded[4].name}
 
     sfn.tag_resource(resourceArn=stack.state_machine_arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": "3"}])
-    asked: Counter = Counter()
-    sfn.meta.events.register(
-        "before-call.states.GetExecutionHistory", lambda model, **_: asked.update([model.name]), unique_id="count"
-    )
+    asked = count_engine_reads(monkeypatch)  # one by one or in batches (ops/batched_calls.py)
     try:
         collected = collect(sfn, stack.state_machine_arn, margin=0)
     finally:
-        sfn.meta.events.unregister("before-call.states.GetExecutionHistory", unique_id="count")
         sfn.untag_resource(resourceArn=stack.state_machine_arn, tagKeys=[HISTORY_BUDGET_TAG])
     assert asked["GetExecutionHistory"] == 3  # only the kept ones: the pruned were known from the listing
     assert {r.name for r in collected.executions if not r.pruned} == with_history

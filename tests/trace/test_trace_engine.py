@@ -25,6 +25,7 @@ from onceflow.local.faults import sns_publish_failures
 from onceflow.local.stack import LocalStack, deploy
 from onceflow.ops.executions import HISTORY_BUDGET_TAG, ExecutionResult, stop_running
 from tests.support import order, run_execution
+from tests.trace.engine_reads import count_engine_reads
 from tests.trace.page_reader import TracePage, external_references, read_page
 
 
@@ -240,7 +241,9 @@ def test_pruned_histories_are_listed_with_what_describe_execution_knows(run: Run
     assert sum(counts) == 2  # the paths table counts no pruned execution
 
 
-def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run, pruned: int) -> None:
+def test_histories_the_tagged_budget_pruned_are_not_asked_for(
+    run: Run, pruned: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With the two oldest pruned and the state machine tagged with a budget of 2 (as `onceflow
     start --history-budget 2` tags it), those two are read with DescribeExecution alone, not with
     an empty GetExecutionHistory first; what is collected is the same."""
@@ -249,11 +252,7 @@ def test_histories_the_tagged_budget_pruned_are_not_asked_for(run: Run, pruned: 
     arn = run.stack.state_machine_arn
     before = collect(sfn, arn)  # no tag yet: every history asked for
     sfn.tag_resource(resourceArn=arn, tags=[{"key": HISTORY_BUDGET_TAG, "value": "2"}])
-    asked: Counter = Counter()
-    for operation in ("GetExecutionHistory", "DescribeExecution"):
-        sfn.meta.events.register(
-            f"before-call.states.{operation}", lambda model, **_: asked.update([model.name]), unique_id=operation
-        )
+    asked = count_engine_reads(monkeypatch)
     try:
         after = collect(sfn, arn, margin=0)
     finally:

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from onceflow.devtools.trace.collect import Collected, collect
 from onceflow.devtools.trace.watch import watch
 from tests.support import order, run_execution
 from tests.trace.browser import Browser, chromium
+from tests.trace.engine_reads import count_engine_reads
 from tests.trace.many import definition, executions
 from tests.trace.page_reader import read_page
 
@@ -36,14 +36,13 @@ def _live(page: Path) -> Any:
     return read_page(page).data["live"]
 
 
-def test_a_watch_rewrites_the_page_live_reading_only_what_is_new_then_writes_it_to_share(stack, tmp_path) -> None:
+def test_a_watch_rewrites_the_page_live_reading_only_what_is_new_then_writes_it_to_share(
+    stack, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sfn = stack.client("stepfunctions")
     definition_ = json.loads(stack.definition_path.read_text())
     first = run_execution(stack, order("watched-1"), name="watched-1")
-    asked: Counter = Counter()
-    sfn.meta.events.register(
-        "before-call.states.GetExecutionHistory", lambda model, **_: asked.update(["history"]), unique_id="watched"
-    )
+    asked = count_engine_reads(monkeypatch)
     last: list[Collected] = []
 
     def read() -> Collected:
@@ -69,14 +68,11 @@ def test_a_watch_rewrites_the_page_live_reading_only_what_is_new_then_writes_it_
             raise KeyboardInterrupt
 
     moment = datetime(2026, 12, 6, 12, 0, 5, tzinfo=UTC)
-    try:
-        watched = watch(read, write, every=5, sleep=wait, now=lambda: moment)
-    finally:
-        sfn.meta.events.unregister("before-call.states.GetExecutionHistory", unique_id="watched")
+    watched = watch(read, write, every=5, sleep=wait, now=lambda: moment)
     assert waits == [5, 5] and watched.rounds == 2 and watched.ended_by == "interrupted"
     live = {"every": 5, "written": "2026-12-06T12:00:05+00:00"}
     assert written == [(1, live), (2, live), (2, None)]  # two live pages, then the one to share
-    assert asked["history"] == 1  # the second round read the new execution's history only
+    assert asked["GetExecutionHistory"] == 1  # the second round read the new execution's history only
     names = [e["name"] for e in read_page(watched.path).data["executions"]]
     assert names == [first.name, "watched-2"]
     assert "live-note" not in read_page(watched.path).ids

@@ -15,6 +15,10 @@ this read makes more than that). The others are read with DescribeExecution only
 instead of an empty history and then DescribeExecution: at 5,000 executions and the default budget,
 about 4,000 calls fewer. MARGIN more of each kind are read as any other (history first), so an
 order of ties in start dates at the budget's edge, or a prune still to come, cannot cost one a history.
+
+Against an embedded AWS (`onceflow start`), the reads go CHUNK executions to a batch, a few HTTP
+requests instead of one per execution (onceflow/ops/batched_calls.py): the same calls, the same
+answers, parsed by the same client; elsewhere (AWS) one call per execution, from READERS threads.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from onceflow.ops.batched_calls import BatchedCalls
 from onceflow.ops.executions import (
     ExecutionResult,
     histories_kept,
@@ -37,6 +42,8 @@ from onceflow.ops.executions import (
 )
 
 READERS = 8
+BATCH_READERS = 2  # batches in flight: the server answers one while this process reads the other
+CHUNK = 250  # executions per batch: a progress step, and about 75 ms of the server's request lock
 MARGIN = 200  # executions beyond the budget still read history first (engine/retention.py's `every`)
 
 Progress = Callable[[int, int], None]  # (executions read so far, executions in all)
@@ -64,10 +71,18 @@ def _read(sfn: Any, summary: dict[str, Any], pruned: bool = False) -> ExecutionR
     arn = summary["executionArn"]
     events = [] if pruned else history(sfn, arn)
     if events:
-        started = next((e for e in events if e["type"] == "ExecutionStarted"), {})
-        text = started.get("executionStartedEventDetails", {}).get("input")
-        return ExecutionResult(arn, summary["name"], summary["status"], _input_of(text), events)
-    described = sfn.describe_execution(executionArn=arn)
+        return _with_history(summary, events)
+    return _described(summary, sfn.describe_execution(executionArn=arn))
+
+
+def _with_history(summary: dict[str, Any], events: list[dict[str, Any]]) -> ExecutionResult:
+    started = next((e for e in events if e["type"] == "ExecutionStarted"), {})
+    text = started.get("executionStartedEventDetails", {}).get("input")
+    return ExecutionResult(summary["executionArn"], summary["name"], summary["status"], _input_of(text), events)
+
+
+def _described(summary: dict[str, Any], described: dict[str, Any]) -> ExecutionResult:
+    arn = summary["executionArn"]
     described.pop("ResponseMetadata", None)
     return ExecutionResult(
         arn,
@@ -77,6 +92,26 @@ def _read(sfn: Any, summary: dict[str, Any], pruned: bool = False) -> ExecutionR
         [],
         described=described,
     )
+
+
+def _read_batched(
+    batched: BatchedCalls, sfn: Any, summaries: list[dict[str, Any]], pruned: list[bool]
+) -> list[ExecutionResult]:
+    """What `_read` gives for each of `summaries`, its calls made in batches: the first page of each
+    history (the rest, rarely, one call after another), then DescribeExecution where none is left."""
+    arns = [summary["executionArn"] for summary in summaries]
+    read = [i for i, known in enumerate(pruned) if not known]
+    pages = batched.call("GetExecutionHistory", [{"executionArn": arns[i], "maxResults": 1000} for i in read])
+    events: dict[int, list[dict[str, Any]]] = {}
+    for i, page in zip(read, pages, strict=True):
+        events[i] = history(sfn, arns[i]) if page.get("nextToken") else page["events"]
+    describe = [i for i in range(len(summaries)) if not events.get(i)]
+    answers = batched.call("DescribeExecution", [{"executionArn": arns[i]} for i in describe])
+    described = dict(zip(describe, answers, strict=True))
+    return [
+        _described(summary, described[i]) if i in described else _with_history(summary, events[i])
+        for i, summary in enumerate(summaries)
+    ]
 
 
 def known_pruned(listed: list[dict[str, Any]], budget: int | None, margin: int = MARGIN) -> set[int]:
@@ -127,16 +162,33 @@ def collect(
 
     def read(i: int) -> ExecutionResult:
         was = earlier.get(listed[i]["executionArn"])
-        if was is not None and was.status != "RUNNING" and was.status == listed[i]["status"]:
+        if was is not None and ended(was, i):
             return was
         return _read(sfn, listed[i], i in pruned_for_sure)
 
+    def read_chunk(start: int) -> list[ExecutionResult]:
+        positions = range(start, min(start + CHUNK, len(listed)))
+        kept = {i: was for i in positions if (was := earlier.get(listed[i]["executionArn"])) and ended(was, i)}
+        wanted = [i for i in positions if i not in kept]
+        fresh = iter(_read_batched(batched, sfn, [listed[i] for i in wanted], [i in pruned_for_sure for i in wanted]))
+        return [kept[i] if i in kept else next(fresh) for i in positions]
+
+    def ended(was: ExecutionResult, i: int) -> bool:
+        return was.status != "RUNNING" and was.status == listed[i]["status"]
+
     results: list[ExecutionResult] = []
-    with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="trace-reader") as pool:
-        reads = pool.map(read, range(len(listed)))
-        for result in reads:
-            results.append(result)
-            if progress and (len(results) % PROGRESS_STEP == 0 or len(results) == len(listed)):
-                progress(len(results), len(listed))
+    batched = BatchedCalls(sfn)
+    if batched.offered:
+        with ThreadPoolExecutor(max_workers=BATCH_READERS, thread_name_prefix="trace-reader") as pool:
+            for chunk in pool.map(read_chunk, range(0, len(listed), CHUNK)):
+                results.extend(chunk)
+                if progress:
+                    progress(len(results), len(listed))
+    else:
+        with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="trace-reader") as pool:
+            for result in pool.map(read, range(len(listed))):
+                results.append(result)
+                if progress and (len(results) % PROGRESS_STEP == 0 or len(results) == len(listed)):
+                    progress(len(results), len(listed))
     pruned = sum(1 for r in results if r.described is not None)
     return Collected(results, pruned, budget)

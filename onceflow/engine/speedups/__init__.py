@@ -2,7 +2,8 @@
 request at a time (see server.py). Each is switchable on its own (`EmbeddedAws(speedups=...)`) and is
 a module of this package named after it (client_cache and in_process_integrations share
 integration_clients.py; sqs_fast_paths is sqs_fast_paths.py and sqs_counts.py), whose `SPEEDUPS`
-names the switches that turn it on. keep_alive.py is the server's, always on. Where each applies
+names the switches that turn it on. keep_alive.py and batch_requests.py (many JSON-protocol
+requests in one HTTP request, for `trace`) are the server's, always on. Where each applies
 among the engine's patches: engine/registry.py.
 
 - parse_cache: parsed definitions are cached. moto re-parses the ASL (ANTLR) for every

@@ -317,7 +317,11 @@ class EmbeddedAws:
             after_request=self.retention.after_request if self.retention is not None else None,
         )
         self._server = make_server(  # clients in other processes may also batch their calls (batch_requests.py)
-            "127.0.0.1", self.port, batch_requests.Batching(self._app), threaded=True, request_handler=_QuietRequestHandler
+            "127.0.0.1",
+            self.port,
+            batch_requests.Batching(self._app),
+            threaded=True,
+            request_handler=_QuietRequestHandler,
         )
         self._thread = threading.Thread(target=self._server.serve_forever, name="onceflow-embedded-aws", daemon=True)
         self._thread.start()

@@ -32,6 +32,27 @@ BATCH_MARK = "X-Onceflow-Batch"  # the header an embedded AWS's answer carries
 MAX_REQUESTS = 1000  # calls per batch the endpoint takes
 
 
+def framed(status: int, headers: dict[str, str], body: bytes) -> bytes:
+    """One answer of a batch: `STATUS HEADERS-LENGTH BODY-LENGTH\n`, its headers (JSON), its body as sent."""
+    head = json.dumps(headers).encode()
+    return b"%d %d %d\n%s%s" % (status, len(head), len(body), head, body)
+
+
+def unframed(content: bytes) -> list[dict[str, Any]]:
+    """The answers `framed` wrote, one after another."""
+    answers, at = [], 0
+    while at < len(content):
+        line_end = content.index(b"\n", at)
+        status, head_length, body_length = (int(n) for n in content[at:line_end].split())
+        head_end = line_end + 1 + head_length
+        end = head_end + body_length
+        answers.append(
+            {"status": status, "headers": json.loads(content[line_end + 1 : head_end]), "body": content[head_end:end]}
+        )
+        at = end
+    return answers
+
+
 class BatchedCalls:
     """Calls of one JSON-protocol client, batched when its endpoint offers it, one by one otherwise."""
 
@@ -94,13 +115,13 @@ class BatchedCalls:
         response = self._client._endpoint.http_session.send(request.prepare())
         if response.status_code != 200 or response.headers.get(BATCH_MARK) != "1":
             return None
-        return json.loads(response.content)["responses"]  # type: ignore[no-any-return]
+        return unframed(response.content)
 
     def _parsed(self, model: Any, answer: dict[str, Any]) -> dict[str, Any]:
         response = {
             "headers": HeadersDict(answer["headers"]),
             "status_code": answer["status"],
-            "body": answer["body"].encode(),
+            "body": answer["body"],
             "context": {"operation_name": model.name},
         }
         parsed: dict[str, Any] = self._parser.parse(response, model.output_shape)

@@ -164,7 +164,7 @@ def test_a_batch_is_authorized_as_its_signer(stack: LocalStack, embedded_aws: Em
         BatchedCalls(nobody).call("DescribeExecution", [{"executionArn": arn}])
     assert denied.value.response["Error"]["Code"] == "AccessDeniedException"
     (answer,) = [a for answers in counted.answers if answers for a in answers]
-    assert answer["status"] == 400 and "not authorized to perform: states:DescribeExecution" in answer["body"]
+    assert answer["status"] == 400 and "not authorized to perform: states:DescribeExecution" in answer["body"].decode()
 
 
 def test_aws_itself_is_never_asked_for_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:

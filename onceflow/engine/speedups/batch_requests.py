@@ -24,10 +24,10 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from onceflow.ops.batched_calls import BATCH_MARK, BATCH_PATH, MAX_REQUESTS
+from onceflow.ops.batched_calls import BATCH_MARK, BATCH_PATH, MAX_REQUESTS, framed
 
 WsgiApp = Callable[..., Iterable[bytes]]
-_JSON_HEADERS = [("Content-Type", "application/json"), (BATCH_MARK, "1")]
+_JSON_HEADERS = [("Content-Type", "application/json"), (BATCH_MARK, "1")]  # a refusal
 
 
 class BatchRefused(ValueError):
@@ -48,11 +48,10 @@ class Batching:
         except BatchRefused as refused:
             start_response("400 Bad Request", _JSON_HEADERS)
             return [json.dumps({"message": str(refused)}).encode()]
-        answers = [self._answer(environ, request) for request in requests]
-        start_response("200 OK", _JSON_HEADERS)
-        return [json.dumps({"responses": answers}).encode()]
+        start_response("200 OK", [("Content-Type", "application/octet-stream"), (BATCH_MARK, "1")])
+        return [framed(*self._answer(environ, request)) for request in requests]
 
-    def _answer(self, batch: dict[str, Any], request: dict[str, str]) -> dict[str, Any]:
+    def _answer(self, batch: dict[str, Any], request: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         body = request["body"].encode()
         environ = dict(batch)  # the batch's headers: its signer (IAM), host, region
         environ.update(
@@ -73,11 +72,8 @@ class Batching:
 
         content = b"".join(self._app(environ, start_response))
         status, headers = started
-        return {
-            "status": int(status.split(" ", 1)[0]),
-            "headers": {name: value for name, value in headers if name.lower() != "content-length"},
-            "body": content.decode(),
-        }
+        kept = {name: value for name, value in headers if name.lower() != "content-length"}
+        return int(status.split(" ", 1)[0]), kept, content
 
 
 def _requests(environ: dict[str, Any]) -> list[dict[str, str]]:

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
+from onceflow.devtools.trace.collect import collect
 from onceflow.engine import REGION, EmbeddedAws
 from onceflow.engine import speedups as engine_speedups
 from onceflow.engine.speedups.idle_gates import IdleGates
@@ -303,7 +304,15 @@ class LocalPipeline:
         return all(self.queue_depth(source.queue_url) == 0 for source in self.subscriber_sources.values())
 
     def executions(self) -> list[ExecutionResult]:
-        """Every execution, ended; none for EXPRESS, which AWS does not list (StateMachineTypeNotSupported)."""
+        """Every execution, ended, in ListExecutions' order; none for EXPRESS, which AWS does not list
+        (StateMachineTypeNotSupported). Read as `trace` reads them: many to a request on the embedded
+        AWS (ops/batched_calls.py), one call each on any other endpoint."""
         if self.stack.express:
             return []
-        return [wait_for(self.sfn, e["executionArn"]) for e in list_executions(self.sfn, self.stack.state_machine_arn)]
+        arn = self.stack.state_machine_arn
+        listed = list_executions(self.sfn, arn)
+        for summary in listed:
+            if summary["status"] == "RUNNING":
+                wait_for(self.sfn, summary["executionArn"])  # bounded: raises with its last events
+        read = {result.arn: result for result in collect(self.sfn, arn).executions}
+        return [read[summary["executionArn"]] for summary in listed]

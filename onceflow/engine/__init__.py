@@ -11,6 +11,11 @@ cloudwatch/, events/), speed-ups in speedups/, what spans services in bookkeepin
 README.md beside this file maps each folder.
 """
 
+from onceflow.engine.bookkeeping.service_models import regions_listed_once
+
+with regions_listed_once():  # before anything imports moto's EC2 models, which list regions on import
+    import moto.ec2.models.availability_zones_and_regions  # noqa: F401
+
 from onceflow.engine.server import ACCOUNT_ID, REGION, DelayClock, EmbeddedAws, EmbeddedAwsError
 
 __all__ = ["ACCOUNT_ID", "REGION", "DelayClock", "EmbeddedAws", "EmbeddedAwsError"]

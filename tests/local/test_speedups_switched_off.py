@@ -52,5 +52,9 @@ def test_each_speedup_switched_off_gives_the_same_outcome():
     assert reference["dead_letters"] == ["Onceflow.InvalidMessage", "Onceflow.PayloadConflict"]  # R1
     assert reference["task_errors"] == ["DynamoDb.TransactionCanceledException", "SNS.ThrottledException"]
     assert reference["injected"] == {"transaction conflicts": 1, "sns throttles": 2}
-    different = {spec: outcome for spec, outcome in outcomes.items() if outcome != reference}
-    assert different == {}, done.stderr[-6000:]
+    different = {
+        spec: {key: (value, reference[key]) for key, value in outcome.items() if value != reference[key]}
+        for spec, outcome in outcomes.items()
+        if outcome != reference
+    }
+    assert different == {}, f"(switched off: {{key: (outcome, all on)}}) {different}\n{done.stderr[-6000:]}"

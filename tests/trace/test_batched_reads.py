@@ -168,7 +168,13 @@ def test_a_batch_is_authorized_as_its_signer(stack: LocalStack, embedded_aws: Em
 
 
 def test_aws_itself_is_never_asked_for_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    sfn = boto3.client("stepfunctions", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    sfn = boto3.client(
+        "stepfunctions",
+        endpoint_url="https://states.us-east-1.amazonaws.com",  # whatever AWS_ENDPOINT_URL says in this process
+        region_name="us-east-1",
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+    )
     monkeypatch.setattr(sfn._endpoint.http_session, "send", lambda *_: pytest.fail("AWS was asked"))
     assert BatchedCalls(sfn).offered is False
 

@@ -47,6 +47,7 @@ PATCH_ORDER = (
     "speedups.dispatch_cache",
     "speedups.item_rollback",
     "speedups.direct_transport",
+    "speedups.unsigned_local_calls",
     "speedups.execution_index",
     "speedups.index_query",
     "speedups.serializer_fast_paths",

@@ -94,6 +94,9 @@ among the engine's patches: engine/registry.py.
   BotocoreStubber (which matches the URL against hundreds of patterns per call) and read back
   (direct_integrations.py): the same request body, moto handler, parser and exceptions.
 
+- unsigned_local_calls (with direct_transport): a boto3 call from this process to its embedded AWS
+  carries SigV4's headers and credential scope but no computed signature, which nothing here
+  verifies (unsigned_local_calls.py); calls to anything else, S3's and presigned ones are signed.
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -126,6 +129,7 @@ NAME_CASES = "name_cases"
 SNS_SIGNING = "sns_signing"
 UPDATE_VALIDATION = "update_validation"
 DIRECT_INTEGRATIONS = "direct_integrations"
+UNSIGNED_LOCAL_CALLS = "unsigned_local_calls"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -148,6 +152,7 @@ NAMES = (
     SNS_SIGNING,
     UPDATE_VALIDATION,
     DIRECT_INTEGRATIONS,
+    UNSIGNED_LOCAL_CALLS,
 )
 
 

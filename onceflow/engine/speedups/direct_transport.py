@@ -51,6 +51,11 @@ def serve(endpoint_url: str, app: WsgiApp) -> None:
         _APPS[urlsplit(endpoint_url).netloc] = app
 
 
+def serves(url: str) -> bool:
+    """Whether a call to `url` from this process goes to an embedded application here."""
+    return bool(_APPS) and urlsplit(url).netloc in _APPS
+
+
 def forget(endpoint_url: str) -> None:
     with _APPS_LOCK:
         _APPS.pop(urlsplit(endpoint_url).netloc, None)
@@ -60,7 +65,7 @@ def patches() -> list[Patch]:
     original = botocore_endpoint.Endpoint._send
 
     def _send(self: Any, request: AWSPreparedRequest) -> AWSResponse:
-        app = _APPS.get(urlsplit(request.url).netloc) if _APPS else None
+        app = _APPS.get(urlsplit(request.url).netloc) if _APPS else None  # as `serves` decides
         if app is None:
             return original(self, request)
         return call(app, request)

@@ -535,7 +535,9 @@ def send(
         resends = round(count * duplicates / (1 - duplicates)) if bodies else 0
         bodies += [rng.choice(bodies) for _ in range(resends)]
         first = domain.event_id_of(bodies[0]) if bodies else None
-        described = f"{count} events ({first or '-'}…) and {resends} resends; again: --run-id {run_id}"
+        described = (
+            f"{_counted(count, 'event')} ({first or '-'}…) and {_counted(resends, 'resend')}; again: --run-id {run_id}"
+        )
     stack = _stack(endpoint, stack_name, aws)
     fifo = is_fifo(stack.source_queue_url)
     if not fifo and (group_by is not None or groups is not None):
@@ -568,7 +570,7 @@ def send(
             f"sent {progress.sent} of {len(bodies)} messages (maybe the next {progress.in_flight} too), "
             f"then {_aws_failure(error)}"
         )
-    typer.echo(f"sent {len(bodies)} messages: {described}")
+    typer.echo(f"sent {_counted(len(bodies), 'message')}: {described}")
 
 
 @app.command()

@@ -111,7 +111,7 @@ def _wait_until_sent(stack: StackResources, event_ids: set[str], timeout: float 
 def _sent_ids(output: str) -> tuple[str, set[str]]:
     run_id = re.search(r"--run-id (\w+)", output)
     assert run_id, output
-    count = int(re.search(r"(\d+) events", output).group(1))
+    count = int(re.search(r"(\d+) events? \(", output).group(1))  # "1 event (", "3 events ("
     return run_id.group(1), {f"order-{run_id.group(1)}-{i:05d}" for i in range(count)}
 
 

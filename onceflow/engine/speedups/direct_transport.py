@@ -51,9 +51,13 @@ def serve(endpoint_url: str, app: WsgiApp) -> None:
         _APPS[urlsplit(endpoint_url).netloc] = app
 
 
+def _app_for(url: str) -> WsgiApp | None:
+    """The embedded application here that a call to `url` from this process goes to, if any."""
+    return _APPS.get(urlsplit(url).netloc) if _APPS else None
+
+
 def serves(url: str) -> bool:
-    """Whether a call to `url` from this process goes to an embedded application here."""
-    return bool(_APPS) and urlsplit(url).netloc in _APPS
+    return _app_for(url) is not None
 
 
 def forget(endpoint_url: str) -> None:
@@ -65,7 +69,7 @@ def patches() -> list[Patch]:
     original = botocore_endpoint.Endpoint._send
 
     def _send(self: Any, request: AWSPreparedRequest) -> AWSResponse:
-        app = _APPS.get(urlsplit(request.url).netloc) if _APPS else None  # as `serves` decides
+        app = _app_for(request.url)
         if app is None:
             return original(self, request)
         return call(app, request)

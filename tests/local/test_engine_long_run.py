@@ -22,6 +22,7 @@ from moto.utilities.paginator import Paginator
 
 from onceflow.engine import ACCOUNT_ID, REGION
 from onceflow.engine.speedups import execution_index
+from onceflow.ops.executions import wait_for
 from tests.local.test_engine_speedups import _ReadCounting, counting, run_orders
 from tests.support import execution_input, order, run_execution
 
@@ -484,6 +485,34 @@ def test_a_pruned_execution_keeps_its_input_and_output_as_text(stack, embedded_a
         kept = vars(execution)
         assert not {"input_data", "output", "input_details", "output_details"} & set(kept), sorted(kept)
         assert json.loads(kept["_onceflow_input_data_text"]) == execution.input_data  # parsed again when read
+
+
+@pytest.mark.parametrize(
+    ("result", "text"),
+    [
+        ({"name": "Zoe", "n": [1, 2.5], "none": None}, '{"name":"Zoe","n":[1,2.5],"none":null}'),
+        ({"name": "Zo\u00eb", "emoji": "\U0001f600"}, '{"name":"Zo\\u00eb","emoji":"\\ud83d\\ude00"}'),  # escaped
+    ],
+)
+def test_a_pruned_execution_s_output_is_described_as_before_it_was_pruned(stack, embedded_aws, result, text):
+    """DescribeExecution answers the output of a pruned execution from the text it keeps, and that text
+    is what AWS answers, compact and with non-ASCII characters escaped
+    (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html)."""
+    from onceflow.engine.bookkeeping.retention import Retention
+
+    sfn = stack.client("stepfunctions")
+    role = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["roleArn"]
+    definition = {"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": result, "End": True}}}
+    name = f"pruned-output-{len(text)}"
+    machine = sfn.create_state_machine(name=name, definition=json.dumps(definition), roleArn=role)["stateMachineArn"]
+    arn = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+    assert wait_for(sfn, arn).status == "SUCCEEDED"
+    before = sfn.describe_execution(executionArn=arn)
+    with embedded_aws.lock:
+        assert Retention(max_histories=0).prune() >= 1
+    after = sfn.describe_execution(executionArn=arn)
+    assert after["output"] == before["output"] == text
+    sfn.delete_state_machine(stateMachineArn=machine)
 
 
 def test_a_failed_execution_whose_history_was_pruned_is_described_as_not_redrivable(stack, embedded_aws):

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import socket
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -754,6 +755,30 @@ def test_member_names_are_converted_once_per_name(stack, monkeypatch):
     monkeypatch.setattr(parser_utils, "_re_camel_to_snake_case", CountedPattern())
     run_orders(stack, "names", 2)
     assert substitutions == []  # 160 for these two executions in moto
+
+
+def test_action_and_attribute_names_are_converted_once_per_name(queue):
+    """name_cases: moto turns every request's action name, and SQS every queue attribute name (about
+    14 for each SendMessage), into a member name character by character; once converted, a name is
+    not converted again."""
+    from moto.core import utils as core_utils
+
+    sqs, url = queue
+    sqs.send_message(QueueUrl=url, MessageBody="warm")
+    conversion = core_utils.camelcase_to_underscores.__code__
+    conversions: list[str] = []
+
+    def counted(frame: Any, event: str, argument: Any) -> None:
+        if event == "call" and frame.f_code is conversion:
+            conversions.append(frame.f_locals["argument"])
+
+    sys.setprofile(counted)  # the calls run on this thread (direct_transport)
+    try:
+        for i in range(3):
+            sqs.send_message(QueueUrl=url, MessageBody=f"body {i}")
+    finally:
+        sys.setprofile(None)
+    assert conversions == []  # 45 in moto: 1 action and 14 attribute names per SendMessage
 
 
 def test_a_subscription_s_notifications_share_one_signing_certificate(stack):

@@ -107,6 +107,15 @@ def _kept_as_text(name: str) -> property:
     return property(get, set_)
 
 
+def compact_output(execution: Any) -> str | None:
+    """A pruned execution's output as the compact JSON text it is kept as, when that is also what
+    moto's to_json_str writes for it (ASCII: to_json_str escapes the rest); None otherwise."""
+    text = execution.__dict__.get(_text_key("output"))
+    if text is None or "output" in execution.__dict__ or not text.isascii():
+        return None
+    return text
+
+
 def _made_when_read(name: str) -> property:
     """moto's `{"included": True}` per execution: none kept once compacted, a fresh one per read."""
 

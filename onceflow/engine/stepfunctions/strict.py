@@ -75,6 +75,7 @@ from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from onceflow.engine.bookkeeping import retention
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.stepfunctions.api.jackson_errors import syntax_error
 
@@ -325,7 +326,8 @@ def execution_output() -> list[Patch]:
         response = getattr(result, "result", None)
         if isinstance(response, dict) and response.get("status") == ExecutionStatus.SUCCEEDED:
             execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
-            response["output"] = _compact_json(execution.output)
+            kept = retention.compact_output(execution)  # a pruned execution's: not parsed and written again
+            response["output"] = kept if kept is not None else _compact_json(execution.output)
         return result
 
     return [

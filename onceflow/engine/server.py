@@ -48,7 +48,7 @@ from onceflow.engine.bookkeeping import quotas as engine_quotas
 from onceflow.engine.bookkeeping import retention
 from onceflow.engine.iam.decide import IamSwitch
 from onceflow.engine.moto_shape import MotoShapeError, Need, need
-from onceflow.engine.speedups import batch_requests, direct_transport, keep_alive, request_headers
+from onceflow.engine.speedups import batch_requests, collector_thresholds, direct_transport, keep_alive, request_headers
 
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
@@ -264,6 +264,7 @@ class EmbeddedAws:
         self._thread: threading.Thread | None = None
         self._saved_patches: list[tuple[Any, str, Any]] = []
         self._previous_moto_port: str | None = None
+        self._collector_was: collector_thresholds.Was | None = None  # the garbage collector before start()
 
     @property
     def endpoint_url(self) -> str:
@@ -327,6 +328,8 @@ class EmbeddedAws:
         self._thread.start()
         if engine_speedups.DIRECT_TRANSPORT in self.speedups:
             direct_transport.serve(self.endpoint_url, self._app)
+        if engine_speedups.COLLECTOR_THRESHOLDS in self.speedups:
+            self._collector_was = collector_thresholds.raised()
         # moto's backends are process-wide: a new endpoint starts from an empty account.
         self.reset()
         return self
@@ -364,6 +367,9 @@ class EmbeddedAws:
             else:
                 setattr(owner, name, original)
         self._saved_patches.clear()
+        if self._collector_was is not None:
+            collector_thresholds.restore(self._collector_was)
+            self._collector_was = None
         if self._previous_moto_port is None:
             os.environ.pop("MOTO_PORT", None)
         else:

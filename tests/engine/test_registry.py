@@ -41,13 +41,19 @@ def test_an_unknown_request_is_refused_naming_the_module():
 
 
 def test_speed_ups_and_only_they_name_their_switches():
+    """Every switch is named by a module of speedups/: a patch module, or one the engine calls itself
+    because it patches nothing (collector_thresholds: the garbage collector is not an attribute)."""
     switched = {}
     for module in registry.patch_modules():
         is_speedup = module.__name__.startswith(speedups.__name__ + ".")
         assert hasattr(module, "SPEEDUPS") == is_speedup, module.__name__
-        if is_speedup:
-            switched[module.__name__] = set(module.SPEEDUPS)
+    for name in engine_modules():
+        module = importlib.import_module(name)
+        if name.startswith(speedups.__name__ + ".") and hasattr(module, "SPEEDUPS"):
+            switched[name] = set(module.SPEEDUPS)
     assert set().union(*switched.values()) == set(speedups.NAMES)
+    unpatched = set(switched) - {module.__name__ for module in registry.patch_modules()}
+    assert unpatched == {"onceflow.engine.speedups.collector_thresholds"}
 
 
 def test_a_speed_up_switched_off_contributes_nothing():

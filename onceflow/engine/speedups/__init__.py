@@ -97,6 +97,10 @@ among the engine's patches: engine/registry.py.
 - unsigned_local_calls (with direct_transport): a boto3 call from this process to its embedded AWS
   carries SigV4's headers and credential scope but no computed signature, which nothing here
   verifies (unsigned_local_calls.py); calls to anything else, S3's and presigned ones are signed.
+- collector_thresholds: while the embedded AWS runs, Python's garbage collector walks the whole heap
+  (moto's models and all they keep) after 100 collections of its middle generation instead of 10,
+  and never walks what the process held when the engine started (`gc.freeze()`); put back on stop
+  (collector_thresholds.py).
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -130,6 +134,7 @@ SNS_SIGNING = "sns_signing"
 UPDATE_VALIDATION = "update_validation"
 DIRECT_INTEGRATIONS = "direct_integrations"
 UNSIGNED_LOCAL_CALLS = "unsigned_local_calls"
+COLLECTOR_THRESHOLDS = "collector_thresholds"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -153,6 +158,7 @@ NAMES = (
     UPDATE_VALIDATION,
     DIRECT_INTEGRATIONS,
     UNSIGNED_LOCAL_CALLS,
+    COLLECTOR_THRESHOLDS,
 )
 
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from samtranslator.translator.managed_policy_translator import ManagedPolicyLoader
 from samtranslator.translator.transform import transform
-from samtranslator.yaml_helper import yaml_parse
+
+from onceflow.domain.template_yaml import parse_template, read_template
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_PATH = PROJECT_ROOT / "template.yaml"
@@ -55,7 +56,7 @@ class _NoManagedPolicies(ManagedPolicyLoader):
 
 
 def load_sam_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
-    return yaml_parse(path.read_text())
+    return read_template(path)
 
 
 def _packaged(sam: dict[str, Any], base: Path = PROJECT_ROOT) -> tuple[dict[str, Any], dict[str, Path]]:
@@ -263,7 +264,7 @@ def _schedules_of(function_id: str, resources: dict[str, Any]) -> tuple[str, ...
 
 @functools.lru_cache(maxsize=16)
 def _packaged_text(path: Path, template_text: str) -> tuple[dict[str, Any], dict[str, Path]]:
-    return _packaged(yaml_parse(template_text), path.parent)
+    return _packaged(parse_template(template_text, str(path)), path.parent)
 
 
 @functools.lru_cache(maxsize=16)

@@ -18,7 +18,6 @@ import argparse
 import gc
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -63,13 +62,12 @@ def one_run(events: int, speedups: str) -> dict[str, Any]:
 
 
 def in_fresh_interpreter(events: int, side: str) -> dict[str, Any]:
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    environment.pop("ONCEFLOW_SPEEDUPS_OFF", None)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from local_throughput import fresh_run
+
+    environment = {name: value for name, value in os.environ.items() if name != "ONCEFLOW_SPEEDUPS_OFF"}
     command = [sys.executable, __file__, "--one", str(events), "--speedups", SIDES[side]]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=environment)
-    if done.returncode != 0:
-        raise SystemExit(f"the {side} run of {events} events failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return fresh_run(command, f"the {side} run of {events} events", environment)
 
 
 def main() -> None:

@@ -116,11 +116,17 @@ def run_in_fresh_interpreter(mode: str, events: int, args: argparse.Namespace) -
         str(args.concurrency),
         *(["--history-budget", str(budget)] if budget is not None else []),
     ]
+    return fresh_run(command, f"{mode} run of {events} events")
+
+
+def fresh_run(command: list[str], what: str, environment: dict[str, str] | None = None) -> dict[str, Any]:
+    """A benchmark's `--one` run in a fresh interpreter (the project first on PYTHONPATH): the JSON it prints last."""
     root = Path(__file__).resolve().parents[1]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    base = os.environ if environment is None else environment
+    environment = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), base.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, cwd=root, env=environment)
     if done.returncode != 0:
-        raise SystemExit(f"{mode} run of {events} events failed:\n{done.stderr[-4000:]}")
+        raise SystemExit(f"{what} failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

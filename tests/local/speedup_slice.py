@@ -48,6 +48,11 @@ def outcome(selected: frozenset[str]) -> dict[str, Any]:
         dynamodb = stack.client("dynamodb")
         for failure in (f for r in results for f in r.task_failures()):  # shown by the test on a difference
             print(f"task failure: {json.dumps(failure)[:1500]}", file=sys.stderr)
+        for failed in (r for r in results if r.status == "FAILED"):
+            print(
+                f"execution failed: {' > '.join(failed.path)}: {json.dumps(failed.history[-1], default=str)[:3000]}",
+                file=sys.stderr,
+            )
         return {
             "business_rows": sorted(r["order_id"] for r in scan(dynamodb, stack.business_table)),
             "states": sorted((r["event_id"], r["status"]) for r in scan(dynamodb, stack.processed_events_table)),

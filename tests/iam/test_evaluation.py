@@ -11,6 +11,8 @@ Pages: IAM User Guide, "Policy evaluation logic"
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from onceflow.engine.iam.actions import Asked
@@ -180,3 +182,34 @@ def test_the_denial_names_principal_action_and_resource_as_aws_words_it() -> Non
         f"User: arn:aws:sts::{ACCOUNT}:assumed-role/starter/fn is not authorized to perform: sns:Publish on resource: "
         f"{TOPIC} because no identity-based policy allows the sns:Publish action"
     )
+
+
+def test_a_policy_text_is_parsed_once_and_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request a role makes is decided on its policies' texts: each text is parsed once, and
+    its statements are what parsing it afresh gives, with the source they are read from."""
+    from onceflow.engine.iam import policy as policy_module
+
+    text = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": QUEUE},
+                "AWS::NoValue",
+                {"Effect": "Deny", "Action": "sns:Publish", "Resource": TOPIC},
+            ],
+        }
+    )
+    parses: list[str] = []
+    parse = policy_module._parsed
+    monkeypatch.setattr(policy_module, "_parsed", lambda document: parses.append(document) or parse(document))
+    policy_module._statements_of_text.cache_clear()
+    first = statements(text, "starter-policy")
+    again = statements(text, "starter-policy")
+    elsewhere = statements(text, QUEUE)
+    assert parses == [text, text]  # once per (text, source)
+    assert first == again == statements(json.loads(text), "starter-policy")
+    assert [(s.effect, s.index, s.source) for s in elsewhere] == [("Allow", 0, QUEUE), ("Deny", 1, QUEUE)]
+    first.clear()  # a caller's list is its own
+    assert len(statements(text, "starter-policy")) == 2
+    allowed = decide(SESSION, "sqs:SendMessage", QUEUE, identity=statements(text, "starter-policy"))
+    assert allowed.allowed and not decide(SESSION, "sns:Publish", TOPIC, identity=again).allowed

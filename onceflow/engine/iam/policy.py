@@ -20,6 +20,7 @@ and RCPs (the template has none), policy variables in Resource, cross-account ac
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,7 +149,20 @@ def statements(document: Any, source: str) -> list[Statement]:
     """The statements of a policy document (JSON text or an object)."""
     if document is None or document == "":
         return []
-    parsed = _parsed(document) if isinstance(document, str) else document
+    if isinstance(document, str):
+        return list(_statements_of_text(document, source))
+    return _statements_of(document, source)
+
+
+@functools.lru_cache(maxsize=1024)
+def _statements_of_text(text: str, source: str) -> tuple[Statement, ...]:
+    """A policy text's statements, parsed once: every request a role makes is decided on its
+    policies' texts, which change only when a policy is put (a new text). Statements are frozen and
+    nothing writes to their `raw`."""
+    return tuple(_statements_of(_parsed(text), source))
+
+
+def _statements_of(parsed: Any, source: str) -> list[Statement]:
     # A statement CloudFormation resolved to AWS::NoValue (an !If's empty side) is no statement.
     kept = [raw for raw in _as_list(parsed.get("Statement", [])) if isinstance(raw, Mapping)]
     return [Statement(raw, source, index) for index, raw in enumerate(kept)]

@@ -101,6 +101,9 @@ among the engine's patches: engine/registry.py.
   (moto's models and all they keep) after 100 collections of its middle generation instead of 10,
   and never walks what the process held when the engine started (`gc.freeze()`); put back on stop
   (collector_thresholds.py).
+- condition_expressions: a DynamoDB ConditionExpression parsed once per text, names and values
+  (moto parses each twice per write, 40–90 µs each), the condition and the placeholders it found
+  remembered (condition_expressions.py).
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -135,6 +138,7 @@ UPDATE_VALIDATION = "update_validation"
 DIRECT_INTEGRATIONS = "direct_integrations"
 UNSIGNED_LOCAL_CALLS = "unsigned_local_calls"
 COLLECTOR_THRESHOLDS = "collector_thresholds"
+CONDITION_EXPRESSIONS = "condition_expressions"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -159,6 +163,7 @@ NAMES = (
     DIRECT_INTEGRATIONS,
     UNSIGNED_LOCAL_CALLS,
     COLLECTOR_THRESHOLDS,
+    CONDITION_EXPRESSIONS,
 )
 
 

@@ -95,6 +95,50 @@ def test_a_pass_over_the_tree_processes_the_nodes_a_depth_first_traversal_does(e
     _same_processed(mine, theirs)
 
 
+def _validated(tree: Node, walk: Any) -> Node:
+    """Every pass of moto's UpdateExpressionValidator over a copy of `tree`, each walked by `walk`."""
+    from types import SimpleNamespace
+
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+    from moto.dynamodb.parsing.validators import UpdateExpressionValidator
+
+    names = {"#name": "name", "#status": "status", "#ttl": "ttl"}
+    values = {f":{n}": {"N": "1"} for n in ("v", "one", "two", "default", "w", "sent", "now", "ttl")}
+    values[":more"] = {"L": [{"S": "b"}]}
+    values[":set"] = {"SS": ["x"]}
+    attributes = {
+        "n": {"N": "5"},
+        "l": {"L": [{"S": "a"}, {"S": "b"}, {"S": "c"}]},
+        "x": {"S": "y"},
+        "s": {"SS": ["x", "z"]},
+    }
+    attributes.update(
+        {"m": {"M": {"inner": {"M": {"deeper": {"S": "d"}}}}}, "b": {"M": {"c": {"L": [{"S": "0"}] * 3}}}}
+    )
+    item = Item(DynamoType({"S": "key"}), None, attributes)
+    table = SimpleNamespace(table_key_attrs=["key"], attr=[], attribute_keys=["key"])
+    validator = UpdateExpressionValidator(copy.deepcopy(tree), names, values, item, table)  # type: ignore[arg-type]
+    node = validator.node_to_validate
+    for pass_ in validator.processors:
+        node = walk(pass_, node)
+    return node
+
+
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_every_pass_of_the_validator_processes_the_nodes_a_depth_first_traversal_does(expression):
+    """All ten of UpdateExpressionValidator's passes (placeholders resolved against an item, functions
+    evaluated, operations executed, types checked), walked by moto's traversal and by this one."""
+    tree = UpdateExpressionParser.make(expression)
+    try:
+        theirs = _validated(tree, lambda pass_, node: pass_.traverse_node_recursively(node))
+    except Exception as refused:  # a path the item lacks, an operand of the wrong type: refused alike
+        with pytest.raises(type(refused)):
+            _validated(tree, traverse)
+        return
+    mine = _validated(tree, traverse)
+    _same_processed(mine, theirs)
+
+
 def _same_processed(mine: Any, theirs: Any) -> None:
     assert type(mine) is type(theirs)
     if not isinstance(theirs, Node):

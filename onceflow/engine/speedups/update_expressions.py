@@ -95,33 +95,54 @@ def tree_deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
 def traverse(traverser: DepthFirstTraverser, node: Any) -> Any:
     """DepthFirstTraverser.traverse_node_recursively from `node`, with the classes to process read
     once: children first, left to right (pre_processing_of_child before each), then the node itself
-    processed when it is of a class to process, its result put in its place under the same parent."""
+    processed when it is of a class to process, its result put in its place under the same parent.
+    What a node's class is to a pass (a Node, one to process, by which processor) is worked out once
+    per class and set of classes; the pass's processing map is read once, and a pass that keeps
+    DepthFirstTraverser's no-op pre_processing_of_child is not called for each child."""
     processed_classes = traverser.nodes_to_be_processed()
-    kinds: dict[type, tuple[bool, bool]] = {}  # class -> (a Node, one to process)
+    cls = type(traverser)
+    plain_process = cls.process is DepthFirstTraverser.process
+    mapping = traverser._processing_map() if plain_process else {}  # type: ignore[attr-defined]
+    handled, processors = tuple(mapping), list(mapping.values())
+    kinds = _KINDS.setdefault((processed_classes, handled), {})
+    pre_child = (
+        None
+        if cls.pre_processing_of_child is DepthFirstTraverser.pre_processing_of_child
+        else traverser.pre_processing_of_child
+    )
 
-    def kind(value: Any) -> tuple[bool, bool]:
+    def kind(value: Any) -> tuple[bool, bool, int]:
         found = kinds.get(type(value))
         if found is None:
-            found = kinds[type(value)] = (isinstance(value, Node), isinstance(value, processed_classes))
+            # DepthFirstTraverser.process: the first class of the processing map the node is one of.
+            first = next((i for i, c in enumerate(handled) if isinstance(value, c)), -1)
+            found = kinds[type(value)] = (isinstance(value, Node), isinstance(value, processed_classes), first)
         return found
 
     def walk(current: Any, child_id: int) -> Any:
-        is_node, to_process = kind(current)
+        is_node, to_process, position = kind(current)
         if not is_node:
             return current
         parent = current.parent
-        if current.children is not None:
-            for index, child in enumerate(current.children):
-                traverser.pre_processing_of_child(current, index)
+        children = current.children
+        if children is not None:
+            for index, child in enumerate(children):
+                if pre_child is not None:
+                    pre_child(current, index)
                 walk(child, index)
         if to_process:
-            current = traverser.process(current)
+            current = processors[position](current) if position >= 0 else traverser.process(current)
             current.parent = parent
             if parent:
                 parent.children[child_id] = current
         return current
 
     return walk(node, -1)
+
+
+# (classes a pass processes, its processing map's classes) -> {node class: (a Node, one to process,
+# the position of the processor DepthFirstTraverser.process would pick, or -1)}
+_KINDS: dict[tuple[tuple[type, ...], tuple[type, ...]], dict[type, tuple[bool, bool, int]]] = {}
 
 
 def _plain_traverser(traverser: DepthFirstTraverser) -> bool:

@@ -494,10 +494,13 @@ def test_a_pruned_execution_keeps_its_input_and_output_as_text(stack, embedded_a
         ({"name": "Zo\u00eb", "emoji": "\U0001f600"}, '{"name":"Zo\\u00eb","emoji":"\\ud83d\\ude00"}'),  # escaped
     ],
 )
-def test_a_pruned_execution_s_output_is_described_as_before_it_was_pruned(stack, embedded_aws, result, text):
+def test_a_pruned_execution_s_output_is_described_as_before_it_was_pruned(
+    stack, embedded_aws, result, text, monkeypatch
+):
     """DescribeExecution answers the output of a pruned execution from the text it keeps, and that text
     is what AWS answers, compact and with non-ASCII characters escaped
     (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html)."""
+    from onceflow.engine.bookkeeping import retention
     from onceflow.engine.bookkeeping.retention import Retention
 
     sfn = stack.client("stepfunctions")
@@ -510,8 +513,18 @@ def test_a_pruned_execution_s_output_is_described_as_before_it_was_pruned(stack,
     before = sfn.describe_execution(executionArn=arn)
     with embedded_aws.lock:
         assert Retention(max_histories=0).prune() >= 1
+    parses = []
+    loads = retention.json.loads
+    monkeypatch.setattr(retention.json, "loads", lambda text, **kw: parses.append(text) or loads(text, **kw))
     after = sfn.describe_execution(executionArn=arn)
+    monkeypatch.undo()
     assert after["output"] == before["output"] == text
+    assert {k: v for k, v in after.items() if k != "ResponseMetadata"} == {
+        k: v for k, v in before.items() if k != "ResponseMetadata"
+    }
+    # The kept text is answered as it is, not parsed; a non-ASCII one is parsed and written as moto writes it.
+    output_parses = [parsed for parsed in parses if isinstance(parsed, str) and parsed.startswith('{"name":')]
+    assert (len(output_parses) == 0) == json.dumps(result, ensure_ascii=False).isascii()
     sfn.delete_state_machine(stateMachineArn=machine)
 
 

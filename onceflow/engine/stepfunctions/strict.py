@@ -322,11 +322,18 @@ def execution_output() -> list[Patch]:
     original_describe = StepFunctionResponse.describe_execution
 
     def describe_execution(self: StepFunctionResponse) -> Any:
-        result = original_describe(self)
+        try:
+            execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+        except Exception:  # moto's own answer below says why (no such execution, an invalid ARN)
+            return original_describe(self)
+        kept = retention.compact_output(execution)  # a pruned execution's: not parsed and written again
+        if kept is None:
+            result = original_describe(self)
+        else:
+            with retention.output_as_text(execution):
+                result = original_describe(self)
         response = getattr(result, "result", None)
         if isinstance(response, dict) and response.get("status") == ExecutionStatus.SUCCEEDED:
-            execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
-            kept = retention.compact_output(execution)  # a pruned execution's: not parsed and written again
             response["output"] = kept if kept is not None else _compact_json(execution.output)
         return result
 

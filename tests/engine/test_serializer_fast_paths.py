@@ -3,8 +3,8 @@
 Each response is read raw (the JSON body the endpoint sends) with the speed-up's three patches in
 place, then with moto's originals put back, and compared byte for byte: Step Functions' reads of
 executions that succeeded and failed (history events of every kind the pipeline makes, ISO
-timestamps), an SQS and a DynamoDB read (other services' JSON responses go through the same
-serializer).
+timestamps), SQS and DynamoDB reads (other services' JSON responses go through the same
+serializer), with strings and booleans written as they are, enums, numbers and nested structures.
 """
 
 from __future__ import annotations
@@ -52,6 +52,12 @@ def _requests(stack: LocalStack) -> list[tuple[str, str, str, dict[str, Any]]]:
         ("sqs", "AmazonSQS.GetQueueAttributes", "1.0", {"QueueUrl": stack.source_queue_url, "AttributeNames": ["All"]})
     )
     calls.append(("dynamodb", "DynamoDB_20120810.Scan", "1.0", {"TableName": stack.processed_events_table}))
+    # Strings, booleans, enums, numbers and nested structures of other shapes.
+    calls.append(("dynamodb", "DynamoDB_20120810.DescribeTable", "1.0", {"TableName": stack.processed_events_table}))
+    calls.append(("sqs", "AmazonSQS.ListQueues", "1.0", {}))
+    calls.append(
+        ("states", "AWSStepFunctions.DescribeStateMachine", "1.0", {"stateMachineArn": stack.state_machine_arn})
+    )
     return calls
 
 
@@ -73,7 +79,7 @@ def test_responses_are_byte_for_byte_those_of_motos_serializer(
     )
     monkeypatch.setattr(BaseResponse, "_enrich_response", staticmethod(serializer_fast_paths._ORIGINAL_ENRICH))
     moto_own = [_raw(stack, *call) for call in calls]
-    assert len(calls) == 9
+    assert len(calls) == 12
     for call, ours, theirs in zip(calls, fast, moto_own, strict=True):
         assert ours == theirs, call[1]
     histories = [body for call, body in zip(calls, fast, strict=True) if call[1].endswith("GetExecutionHistory")]

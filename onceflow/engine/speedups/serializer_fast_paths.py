@@ -1,4 +1,4 @@
-"""The `serializer_fast_paths` speed-up: three costs of moto's response path, paid per value.
+"""The `serializer_fast_paths` speed-up: four costs of moto's response path, paid per value.
 
 - Member keys. moto finds each structure member's value through its alias providers, built
   afresh for every member of every structure it writes (five provider objects and a generator
@@ -19,6 +19,13 @@
   it is, which is what the substitution does to it, without reading it through. The id itself
   (`x-amzn-requestid`, 52 letters and digits) is drawn with one `choices` call of moto's random
   source, not moto's 52 calls of `choice` (about a quarter of a DescribeExecution's CPU in moto).
+
+- Plain leaves. A JSON serializer writes a member's `str` string or `bool` boolean as it is (moto's
+  string writer takes str() of it, and a boolean has no writer of its own): such a member is put
+  under its name directly instead of through moto's per-value dispatch (its type's method looked up
+  by name, the key path pushed and popped, the serialized name read from the shape); an enum, a
+  number, a timestamp or a structure takes moto's path. About a sixth of a DescribeExecution's
+  serialisation.
 
 Together: GetExecutionHistory of a 17-event history went from about 28 to about 10 ms of CPU
 (client included), DescribeExecution and ListExecutions from milliseconds per execution to a
@@ -60,6 +67,10 @@ class _Members:
     shape: StructureShape
     members: list[Member]
     by_key: dict[str, list[int]]  # a key a member may be found under -> those members' positions
+    # Per member: the type whose plain values are written as they are (str for a string, bool for a
+    # boolean), or None; and the name it is written under.
+    leaves: list[type | None]
+    names: list[str]
 
 
 def moto_needs() -> list[Any]:
@@ -71,6 +82,8 @@ def moto_needs() -> list[Any]:
         need(serialize.ResponseSerializer, "_serialize", "serialized", "value", "shape", "key"),
         need(serialize.ResponseSerializer, "_default_serialize", "serialized", "value", "shape", "key"),
         need(serialize.ResponseSerializer, "MAP_TYPE"),
+        need(serialize.ResponseSerializer, "get_serialized_name", "shape", "default_name"),
+        need(serialize.BaseJSONSerializer, "_serialize_type_string", "serialized", "value", "shape", "key"),
         need(serialize.XFormedAttributePicker, "get_possible_keys", "context"),
         need(serialize, "AttributePickerContext"),
         need(serialize.TimestampSerializer, "_convert_timestamp_to_str", "value", "timestamp_format"),
@@ -92,6 +105,8 @@ def _members(shape: StructureShape) -> _Members:
     picker = serialize.XFormedAttributePicker(response_transformers={})
     members: list[Member] = []
     by_key: dict[str, list[int]] = {}
+    leaves: list[type | None] = []
+    names: list[str] = []
     for position, (member_key, member_shape) in enumerate(shape.members.items()):
         member_shape.parent = shape  # type: ignore[attr-defined]  # what moto sets before it looks a member up
         context = serialize.AttributePickerContext(obj={}, key=member_key, shape=member_shape)
@@ -99,8 +114,32 @@ def _members(shape: StructureShape) -> _Members:
         members.append((member_key, member_shape, keys))
         for possible in set(keys):
             by_key.setdefault(possible, []).append(position)
-    _CACHE[id(shape)] = cached = _Members(shape, members, by_key)
+        leaves.append(_PLAIN_LEAVES.get(member_shape.type_name))
+        names.append(member_shape.serialization.get("name", member_key))
+    _CACHE[id(shape)] = cached = _Members(shape, members, by_key, leaves, names)
     return cached
+
+
+# A JSON serializer writes a str string and a bool boolean as they are: _serialize_type_string's
+# str(value) of a str is the str, and a boolean has no writer of its own (_default_serialize).
+_PLAIN_LEAVES: dict[str, type] = {"string": str, "boolean": bool}
+_WRITES_LEAVES_PLAINLY: dict[type, bool] = {}
+
+
+def _writes_leaves_plainly(serializer_class: type) -> bool:
+    """Whether this serializer writes plain leaves as moto's JSON serializers do (checked once per class)."""
+    plain = _WRITES_LEAVES_PLAINLY.get(serializer_class)
+    if plain is None:
+        base, json_base = serialize.ResponseSerializer, serialize.BaseJSONSerializer
+        plain = _WRITES_LEAVES_PLAINLY[serializer_class] = (
+            issubclass(serializer_class, json_base)
+            and serializer_class._serialize is base._serialize
+            and serializer_class._default_serialize is base._default_serialize
+            and serializer_class.get_serialized_name is base.get_serialized_name
+            and serializer_class._serialize_type_string is json_base._serialize_type_string
+            and getattr(serializer_class, "_serialize_type_boolean", None) is None
+        )
+    return plain
 
 
 def _serialize_type_structure(self: Any, serialized: Any, value: Any, shape: StructureShape, key: str) -> None:
@@ -116,6 +155,7 @@ def _serialize_type_structure(self: Any, serialized: Any, value: Any, shape: Str
     wrapper = self.MAP_TYPE() if key else serialized
     missing = serialize.MISSING
     known = _members(shape)
+    plain_leaves = _writes_leaves_plainly(type(self))
     # Only members that may be found under one of the dict's keys, in the shape's order.
     positions = sorted({p for k in value if k in known.by_key for p in known.by_key[k]})
     for position in positions:
@@ -128,7 +168,11 @@ def _serialize_type_structure(self: Any, serialized: Any, value: Any, shape: Str
             continue
         if member_value is not None:
             member_shape.parent = shape  # type: ignore[attr-defined]
-            self._serialize(wrapper, member_value, member_shape, member_key)
+            leaf = known.leaves[position]
+            if plain_leaves and leaf is not None and type(member_value) is leaf:
+                wrapper[known.names[position]] = member_value
+            else:
+                self._serialize(wrapper, member_value, member_shape, member_key)
     if key:
         self._default_serialize(serialized, wrapper, shape, key)
 

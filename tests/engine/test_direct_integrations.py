@@ -163,3 +163,82 @@ def test_a_call_answers_as_through_the_stubber(stack, embedded_aws, role_arn, ca
     assert through_direct[0] == kind
     if code is not None:
         assert through_direct[1][0]["Error"]["Code"] == code
+
+
+def _prepared(url: str, body: Any, headers: dict[str, Any]) -> Any:
+    from botocore.awsrequest import AWSRequest
+
+    return AWSRequest(method="POST", url=url, data=body, headers=headers).prepare()
+
+
+_SCOPE = "AWS4-HMAC-SHA256 Credential=AKIA/20261207/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+DIRECT_REQUESTS = [
+    (  # DynamoDB (JSON 1.0), the pipeline's UpdateItem
+        "https://dynamodb.us-east-1.amazonaws.com/",
+        b'{"TableName": "t", "Key": {"event_id": {"S": "\\u00e9v"}}}',
+        {
+            "X-Amz-Target": "DynamoDB_20120810.UpdateItem",
+            "Content-Type": "application/x-amz-json-1.0",
+            "Authorization": _SCOPE,
+            "User-Agent": b"Boto3/1 md/x",
+            "Content-Length": "56",
+        },
+    ),
+    (  # SNS (query): a form body, parsed as werkzeug parses it
+        "https://sns.us-east-1.amazonaws.com/",
+        "Action=Publish&TopicArn=arn%3Aaws%3Asns%3Aus-east-1%3A123456789012%3At&Message=%7B%22a%22%3A1%7D",
+        {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "Authorization": _SCOPE},
+    ),
+    (  # SQS (JSON 1.0), no body length header, a metadata header spelled with an underscore
+        "http://sqs.us-east-1.amazonaws.com/",
+        b'{"QueueUrl": "q", "MessageBody": "x"}',
+        {
+            "X-Amz-Target": "AmazonSQS.SendMessage",
+            "Content-Type": "application/x-amz-json-1.0",
+            "x-amz-meta-my_key": "kept",
+            "Authorization": _SCOPE,
+        },
+    ),
+    (  # Step Functions (JSON 1.0), botocore's body for no parameters
+        "https://states.us-east-1.amazonaws.com/",
+        b"{}",
+        {"X-Amz-Target": "AWSStepFunctions.ListStateMachines", "Content-Type": "application/x-amz-json-1.0"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "body", "headers"), DIRECT_REQUESTS)
+def test_an_integration_request_is_the_one_moto_s_normalize_request_makes(url: str, body: Any, headers: dict) -> None:
+    """direct_request builds the WSGI environ werkzeug's EnvironBuilder builds for moto's
+    normalize_request, without the builder; moto reads the same request from it."""
+    from moto.core import request as moto_request
+
+    prepared = _prepared(url, body, headers)
+    theirs = moto_request.normalize_request(prepared)
+    mine = direct_integrations.direct_request(prepared)
+    assert type(mine) is direct_integrations.DirectRequest and not mine.from_wsgi_server
+    skipped = {"wsgi.input", "wsgi.errors", "werkzeug.request"}
+    assert {k: v for k, v in mine.environ.items() if k not in skipped} == {
+        k: v for k, v in theirs.environ.items() if k not in skipped
+    }
+    assert mine.environ["wsgi.errors"] is theirs.environ["wsgi.errors"]
+    for read in ("method", "path", "raw_path", "raw_url", "url_root", "content_type", "mimetype", "data"):
+        assert getattr(mine, read) == getattr(theirs, read), read
+    assert list(mine.headers) == list(theirs.headers)
+    assert mine.form.to_dict(flat=False) == theirs.form.to_dict(flat=False)
+    assert mine.args.to_dict(flat=False) == theirs.args.to_dict(flat=False)
+
+
+def test_a_request_direct_request_does_not_build_goes_to_normalize_request() -> None:
+    from moto.core import request as moto_request
+
+    for url, body in [
+        ("https://example.com/path", b"{}"),
+        ("https://example.com/?q=1", b"{}"),
+        ("http://127.0.0.1:4566/", b"{}"),
+        ("https://example.com/", None),
+    ]:
+        request = direct_integrations.direct_request(_prepared(url, body, {"Content-Type": "application/json"}))
+        assert type(request) is moto_request.Request, url
+    with pytest.raises(ValueError):  # werkzeug refuses a header value with a line break, both ways
+        direct_integrations.direct_request(_prepared("https://example.com/", b"{}", {"X-Bad": "a\nb"}))

@@ -60,6 +60,7 @@ PATCH_ORDER = (
     "speedups.update_validation",  # wraps update_expressions' UpdateExpressionParser.make
     "speedups.name_cases",
     "speedups.condition_expressions",
+    "speedups.request_plans",
     "speedups.sns_signing",
     # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
     "s3.rest_bodies",

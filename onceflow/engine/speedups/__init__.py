@@ -104,6 +104,8 @@ among the engine's patches: engine/registry.py.
 - condition_expressions: a DynamoDB ConditionExpression parsed once per text, names and values
   (moto parses each twice per write, 40–90 µs each), the condition and the placeholders it found
   remembered (condition_expressions.py).
+- request_plans: a JSON-protocol request body read into moto's parameters by a plan made once per
+  input shape, not by moto's walk of the shape value by value (request_plans.py).
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -139,6 +141,7 @@ DIRECT_INTEGRATIONS = "direct_integrations"
 UNSIGNED_LOCAL_CALLS = "unsigned_local_calls"
 COLLECTOR_THRESHOLDS = "collector_thresholds"
 CONDITION_EXPRESSIONS = "condition_expressions"
+REQUEST_PLANS = "request_plans"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -164,6 +167,7 @@ NAMES = (
     UNSIGNED_LOCAL_CALLS,
     COLLECTOR_THRESHOLDS,
     CONDITION_EXPRESSIONS,
+    REQUEST_PLANS,
 )
 
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import boto3
 
+from onceflow.local import process_environment
+
 Credentials = dict[str, str]  # boto3's aws_access_key_id, aws_secret_access_key, aws_session_token
 ENVIRONMENT = {
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
@@ -92,7 +94,9 @@ class InvocationSession:
 
 
 def install() -> None:
-    """Put InvocationSession in front of boto3's default session (once; again if someone replaced it)."""
+    """Put InvocationSession in front of boto3's default session (once; again if someone replaced it),
+    and make os.environ's whole reads survive the variables set and unset here (process_environment.py)."""
+    process_environment.install()
     with _lock:
         current = boto3.DEFAULT_SESSION
         if not isinstance(current, InvocationSession):

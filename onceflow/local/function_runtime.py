@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import IO, Any
 
 from onceflow.engine import REGION
-from onceflow.local import function_credentials
+from onceflow.local import function_credentials, process_environment
 from onceflow.local.stack import LocalFunction, LocalStack
 
 
@@ -147,6 +147,7 @@ class FunctionRuntime:
             if self.function.role_arn
             else None
         )
+        process_environment.install()  # before this process's functions change os.environ
         _forget_other_apps_variables(stack)
         os.environ.update(self.environment)
         self.module = _load_handler_module(self.function)

@@ -82,17 +82,22 @@ def _processed(tree: Node, walk: Any) -> Node:
     return node
 
 
-@pytest.mark.parametrize("expression", EXPRESSIONS)
-def test_a_pass_over_the_tree_processes_the_nodes_a_depth_first_traversal_does(expression):
+def _walked_alike(expression: str, passes: Any) -> None:
+    """`passes` over the expression's tree, walked by moto's traversal and by this one: the same tree,
+    or the same refusal (a path the item lacks, an operand of the wrong type)."""
     tree = UpdateExpressionParser.make(expression)
     try:
-        theirs = _processed(tree, lambda pass_, node: pass_.traverse_node_recursively(node))
-    except Exception as refused:  # a path the item lacks, an operand of the wrong type: refused alike
+        theirs = passes(tree, lambda pass_, node: pass_.traverse_node_recursively(node))
+    except Exception as refused:
         with pytest.raises(type(refused)):
-            _processed(tree, traverse)
+            passes(tree, traverse)
         return
-    mine = _processed(tree, traverse)
-    _same_processed(mine, theirs)
+    _same_processed(passes(tree, traverse), theirs)
+
+
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_a_pass_over_the_tree_processes_the_nodes_a_depth_first_traversal_does(expression):
+    _walked_alike(expression, _processed)
 
 
 def _validated(tree: Node, walk: Any) -> Node:
@@ -128,15 +133,7 @@ def _validated(tree: Node, walk: Any) -> Node:
 def test_every_pass_of_the_validator_processes_the_nodes_a_depth_first_traversal_does(expression):
     """All ten of UpdateExpressionValidator's passes (placeholders resolved against an item, functions
     evaluated, operations executed, types checked), walked by moto's traversal and by this one."""
-    tree = UpdateExpressionParser.make(expression)
-    try:
-        theirs = _validated(tree, lambda pass_, node: pass_.traverse_node_recursively(node))
-    except Exception as refused:  # a path the item lacks, an operand of the wrong type: refused alike
-        with pytest.raises(type(refused)):
-            _validated(tree, traverse)
-        return
-    mine = _validated(tree, traverse)
-    _same_processed(mine, theirs)
+    _walked_alike(expression, _validated)
 
 
 def _same_processed(mine: Any, theirs: Any) -> None:

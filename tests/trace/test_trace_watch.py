@@ -127,3 +127,37 @@ def test_a_live_page_reloads_itself_keeping_selection_and_zoom(tmp_path: Path) -
         tab.reloaded_by("location.reload()")
         assert tab.evaluate("document.body.dataset.live") is None
         assert tab.evaluate("document.getElementById('live-note')") is None
+
+
+def test_ctrl_c_lets_the_read_under_way_finish_then_ends_the_watch(tmp_path: Path) -> None:
+    """Ctrl-C during a read is not raised inside it (inside botocore or a thread pool it could leave a
+    lock taken, and the watch's last write wait on it: a console watch once hung so); the read finishes,
+    the watch ends, and the page is written once more without `live`. A second Ctrl-C raises."""
+    reads: list[str] = []
+
+    def read() -> str:
+        reads.append("read")
+        if len(reads) == 2:
+            signal.raise_signal(signal.SIGINT)  # as Ctrl-C arrives while the second read waits on the endpoint
+            reads.append("finished after Ctrl-C")
+        return f"state {len(reads)}"
+
+    written: list[tuple[str, object]] = []
+
+    def write(state: str, live: object) -> Path:
+        written.append((state, live))
+        return tmp_path / "watched.html"
+
+    watched = watch(read, write, every=0.001)
+    assert reads == ["read", "read", "finished after Ctrl-C"]
+    assert watched.ended_by == "interrupted" and watched.last == "state 3" and watched.rounds == 1
+    assert written[-1] == ("state 3", None)  # the page to share, from the read Ctrl-C let finish
+    with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C, while the first is being handled
+
+        def read_twice() -> str:
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            return "never"
+
+        watch(read_twice, write, every=0.001)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

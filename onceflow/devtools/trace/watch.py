@@ -10,12 +10,14 @@ what it read last.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -34,29 +36,56 @@ def _live(every: float, now: Callable[[], datetime]) -> Mapping[str, object]:
     return {"every": every, "written": now().isoformat(timespec="seconds")}
 
 
+@contextmanager
+def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
+    """In the main thread: Ctrl-C sets `stop` instead of raising KeyboardInterrupt wherever the
+    program is (inside botocore, a thread pool's shutdown, a lock just taken: the watch's last
+    write could then wait forever); a second Ctrl-C raises it as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def watch(
     read: Callable[[], Read],
     write: Callable[[Read, Mapping[str, object] | None], Path],
     every: float,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     on_round: Callable[[Read, Path], None] = lambda read, path: None,
 ) -> Watched[Read]:
     """Write `read()` every `every` seconds as a live page until Ctrl-C or the endpoint goes; then the
-    last page without `live`."""
-    last = read()
+    last page without `live`. Ctrl-C lets a read or write under way finish (`sleep`, given by tests,
+    may raise KeyboardInterrupt instead)."""
+    stop = threading.Event()
+    wait = sleep if sleep is not None else stop.wait
     rounds, ended_by = 0, "interrupted"
-    try:
-        while True:
-            path = write(last, _live(every, now))
-            rounds += 1
-            on_round(last, path)
-            sleep(every)
-            try:
-                last = read()
-            except (BotoCoreError, ClientError) as error:
-                ended_by = f"the endpoint stopped answering ({error})"
-                break
-    except KeyboardInterrupt:
-        pass
+    with _ctrl_c_sets(stop):
+        last = read()
+        try:
+            while not stop.is_set():
+                path = write(last, _live(every, now))
+                rounds += 1
+                on_round(last, path)
+                wait(every)
+                if stop.is_set():
+                    break
+                try:
+                    last = read()
+                except (BotoCoreError, ClientError) as error:
+                    ended_by = f"the endpoint stopped answering ({error})"
+                    break
+        except KeyboardInterrupt:
+            pass
     return Watched(write(last, None), last, rounds, ended_by)

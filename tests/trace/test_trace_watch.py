@@ -133,6 +133,7 @@ def test_ctrl_c_lets_the_read_under_way_finish_then_ends_the_watch(tmp_path: Pat
     """Ctrl-C during a read is not raised inside it (inside botocore or a thread pool it could leave a
     lock taken, and the watch's last write wait on it: a console watch once hung so); the read finishes,
     the watch ends, and the page is written once more without `live`. A second Ctrl-C raises."""
+    before = signal.getsignal(signal.SIGINT)  # the runner's (pytest-xdist's workers ignore SIGINT)
     reads: list[str] = []
 
     def read() -> str:
@@ -160,4 +161,4 @@ def test_ctrl_c_lets_the_read_under_way_finish_then_ends_the_watch(tmp_path: Pat
             return "never"
 
         watch(read_twice, write, every=0.001)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert signal.getsignal(signal.SIGINT) is before  # put back

@@ -90,6 +90,9 @@ def test_the_console_scripts_watch_ends_on_ctrl_c_with_a_page_that_does_not_relo
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "COLUMNS": "400"},
+        # Ctrl-C as at a terminal, even when this runner was started in the background (`cmd &` starts
+        # it ignoring SIGINT, its children inherit that, and the watch leaves an ignored SIGINT be).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stdout is not None
@@ -133,7 +136,8 @@ def test_ctrl_c_lets_the_read_under_way_finish_then_ends_the_watch(tmp_path: Pat
     """Ctrl-C during a read is not raised inside it (inside botocore or a thread pool it could leave a
     lock taken, and the watch's last write wait on it: a console watch once hung so); the read finishes,
     the watch ends, and the page is written once more without `live`. A second Ctrl-C raises."""
-    before = signal.getsignal(signal.SIGINT)  # the runner's (pytest-xdist's workers ignore SIGINT)
+    # As at a terminal (a runner started in the background, `cmd &`, ignores SIGINT; the watch leaves that be).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     reads: list[str] = []
 
     def read() -> str:
@@ -161,4 +165,5 @@ def test_ctrl_c_lets_the_read_under_way_finish_then_ends_the_watch(tmp_path: Pat
             return "never"
 
         watch(read_twice, write, every=0.001)
-    assert signal.getsignal(signal.SIGINT) is before  # put back
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    signal.signal(signal.SIGINT, before)

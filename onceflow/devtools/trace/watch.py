@@ -38,9 +38,9 @@ def _live(every: float, now: Callable[[], datetime]) -> Mapping[str, object]:
 
 @contextmanager
 def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
-    """In the main thread: Ctrl-C sets `stop` instead of raising KeyboardInterrupt wherever the
-    program is (inside botocore, a thread pool's shutdown, a lock just taken: the watch's last
-    write could then wait forever); a second Ctrl-C raises it as usual."""
+    """In the main thread: Ctrl-C sets `stop`, so the read or write under way finishes instead of
+    being cut wherever the program is (inside botocore, a thread pool's shutdown); a second Ctrl-C
+    raises KeyboardInterrupt as usual."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield  # not ours to handle: another thread, or a process started to ignore Ctrl-C (`cmd &`)
         return

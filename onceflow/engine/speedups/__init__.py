@@ -106,6 +106,9 @@ among the engine's patches: engine/registry.py.
   remembered (condition_expressions.py).
 - request_plans: a JSON-protocol request body read into moto's parameters by a plan made once per
   input shape, not by moto's walk of the shape value by value (request_plans.py).
+- json_copies: the Step Functions interpreter's copies of state data (about 70 per pipeline execution,
+  most of them of the input) made by a walk of its dicts and lists, not by `copy.deepcopy`'s dispatch
+  and memo; anything not JSON still goes to `copy.deepcopy` (json_copies.py).
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -142,6 +145,7 @@ UNSIGNED_LOCAL_CALLS = "unsigned_local_calls"
 COLLECTOR_THRESHOLDS = "collector_thresholds"
 CONDITION_EXPRESSIONS = "condition_expressions"
 REQUEST_PLANS = "request_plans"
+JSON_COPIES = "json_copies"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -168,6 +172,7 @@ NAMES = (
     COLLECTOR_THRESHOLDS,
     CONDITION_EXPRESSIONS,
     REQUEST_PLANS,
+    JSON_COPIES,
 )
 
 

@@ -21,7 +21,7 @@ import pytest
 from moto.stepfunctions.parser.asl.eval import states as moto_states
 
 from onceflow.engine.speedups import JSON_COPIES
-from onceflow.engine.speedups.json_copies import COPYING_STATE_DATA, json_deepcopy
+from onceflow.engine.speedups.json_copies import COPYING_STATE_DATA, PLAIN_OBJECTS, json_deepcopy
 from tests.engine.harness import Account
 
 JSON_VALUES: list[Any] = [
@@ -160,3 +160,24 @@ def test_states_that_change_data_others_hold_change_only_their_own_copy(account:
     assert now["marked"] == [{"id": 1, "mark": "marked"}, {"id": 2, "mark": "marked"}]
     assert [branch["nested"]["side"] for branch in now["branches"]] == ["left", "right"]
     assert all("side" not in branch["kept"]["whole"]["nested"] for branch in now["branches"])
+
+
+@pytest.mark.parametrize("kind", sorted(PLAIN_OBJECTS, key=lambda k: k.__name__))
+def test_the_interpreter_s_program_states_are_copied_as_deepcopy_copies_them(kind: type) -> None:
+    for hook in ("__deepcopy__", "__reduce__", "__getstate__", "__setstate__", "__slots__"):
+        assert hook not in vars(kind), f"{kind.__name__} has its own {hook}: copy.deepcopy would use it"
+    arguments = {
+        "ProgramStopped": (datetime(2026, 12, 7, tzinfo=UTC), "States.Stopped", "stopped"),
+        "ProgramError": ({"error": "E", "cause": "why"},),
+    }.get(kind.__name__, ())
+    value = kind(*arguments)
+    if kind.__name__ == "ProgramRunning":
+        value.next_state_name = "Next"
+        value.next_field_name = "Field"
+    copied = json_deepcopy(value)
+    expected = copy.deepcopy(value)
+    assert type(copied) is kind and copied is not value
+    assert vars(copied) == vars(expected)
+    for name, attribute in vars(value).items():
+        if isinstance(attribute, dict):
+            assert vars(copied)[name] is not attribute

@@ -62,6 +62,7 @@ PATCH_ORDER = (
     "speedups.condition_expressions",
     "speedups.request_plans",
     "speedups.json_copies",
+    "speedups.request_reads",
     "speedups.sns_signing",
     # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
     "s3.rest_bodies",

@@ -109,6 +109,9 @@ among the engine's patches: engine/registry.py.
 - json_copies: the Step Functions interpreter's copies of state data (about 70 per pipeline execution,
   most of them of the input) made by a walk of its dicts and lists, not by `copy.deepcopy`'s dispatch
   and memo; anything not JSON still goes to `copy.deepcopy` (json_copies.py).
+- request_reads: a request's access key id (moto searches the Authorization header for it twice per
+  request) and Step Functions' backend (looked up up to six times per DescribeExecution) read once per
+  request (request_reads.py).
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -146,6 +149,7 @@ COLLECTOR_THRESHOLDS = "collector_thresholds"
 CONDITION_EXPRESSIONS = "condition_expressions"
 REQUEST_PLANS = "request_plans"
 JSON_COPIES = "json_copies"
+REQUEST_READS = "request_reads"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -173,6 +177,7 @@ NAMES = (
     CONDITION_EXPRESSIONS,
     REQUEST_PLANS,
     JSON_COPIES,
+    REQUEST_READS,
 )
 
 

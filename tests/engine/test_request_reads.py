@@ -15,13 +15,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from moto.core.responses import BaseResponse
 from moto.stepfunctions.responses import StepFunctionResponse, get_backend
 
 from onceflow.engine.speedups import REQUEST_READS
 from onceflow.engine.speedups.request_reads import access_key_read_once, backend_looked_up_once
+from tests.engine.harness import Account
 
 # This module is imported before any engine starts: moto's own reads.
 MOTO_ACCESS_KEY = BaseResponse.__dict__["get_access_key"]
@@ -117,13 +117,7 @@ def test_a_request_through_the_api_searches_its_header_as_often_as_the_switch_sa
 ) -> None:
     """Each DescribeStateMachine and StartExecution reads its key and account as moto does: the
     answers are the state machine and execution of the account the credentials name."""
-    sfn = boto3.client(
-        "stepfunctions",
-        endpoint_url=embedded_aws.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    sfn = Account(embedded_aws).sfn
     definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
     machine = sfn.create_state_machine(
         name="request-reads", definition=definition, roleArn="arn:aws:iam::123456789012:role/request-reads"

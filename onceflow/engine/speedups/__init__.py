@@ -17,6 +17,8 @@ among the engine's patches: engine/registry.py.
   at a time, under the server's request lock.
 - jsonpath_cache: compiled JSONPath expressions are cached; moto builds a new JSONPath parser
   (PLY) for every path it evaluates. Compiled expressions hold no state of an evaluation.
+  A path jsonpath_ng parses as plain field names only (`$.event_id`) is read from the dicts that
+  hold them directly; anything else goes to moto's extract_json (jsonpath_cache.py).
 - sqs_fast_paths: moto's ReceiveMessage computes every queue attribute (counting the queued
   messages three times, reading the clock twice per message) once per received message only to
   read the retention period, SendMessage once per sent message, GetQueueAttributes up to twice per

@@ -156,7 +156,8 @@ class LocalPipeline:
         """One round of a long-running `onceflow start`: a batch from the source queue and one from
         each subscriber's queue (`poll`), the safety net's sweep, the reconciler's paced schedule and the notification inbox drained
         (kept, notifications would grow with every event). A step that would find nothing is left
-        out without a request (engine/idle_gates.py)."""
+        out without a request, and after a busy spell the garbage collector's due full collection is
+        made while nothing happens (engine/idle_gates.py)."""
         handled = notified = 0
         if poll and self.gates.may_receive(self.stack.source_queue_url):
             handled = self.event_source.poll_once()
@@ -170,6 +171,7 @@ class LocalPipeline:
         self.run_schedule_if_anything_ended(paced=True)
         if self.inbox is not None and self.gates.may_receive(self.inbox.queue_url):
             self.inbox.discard()
+        self.gates.collect_when_quiet()
         return RoundReport(handled, routed, notified)
 
     def sweep_if_anything_changed(self) -> int:

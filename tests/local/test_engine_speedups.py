@@ -5,6 +5,7 @@ switched off: test_speedups_switched_off.py."""
 from __future__ import annotations
 
 import email.parser
+import gc
 import http.client
 import importlib
 import inspect
@@ -486,6 +487,22 @@ def test_an_idle_background_round_makes_no_request_and_a_change_is_still_swept(s
     with requests_served(embedded_aws) as after:
         pipeline.background_round()
     assert sum(after.values()) == 0
+
+
+def test_the_round_after_a_busy_spell_makes_the_due_full_collection_once(stack, embedded_aws):
+    """A spell's executions, then quiet rounds: the collector's full collection is made once, in the
+    round that ends the spell's QUIET_ROUNDS (idle_gates; none with it switched off)."""
+    pipeline = LocalPipeline(embedded_aws, stack, log_stream=io.StringIO(), keep_acknowledged=False)
+    collections: list[int] = []
+    collect = pipeline.gates._collect
+    pipeline.gates._collect = lambda: collections.append(collect())
+    pipeline.send([order("spell-0"), order("spell-1")])
+    pipeline.process(timeout=60)
+    pipeline.background_round()  # what ended during process(): the spell's last change
+    for _ in range(2 * idle_gates.QUIET_ROUNDS):
+        pipeline.background_round()
+    assert len(collections) == (1 if speedups.IDLE_GATES in embedded_aws.speedups else 0)
+    assert collect is gc.collect
 
 
 def test_execution_status_settings_are_counted_and_read_as_before(stack):

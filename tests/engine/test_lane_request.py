@@ -10,6 +10,9 @@ Response gives, for what moto's JSON services answer, and werkzeug's own for any
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from flask import Response
 from moto.core.request import Request
@@ -122,3 +125,21 @@ def test_a_json_body_is_read_as_werkzeug_reads_it_without_its_form_parser(monkey
 def test_a_form_body_is_still_parsed_by_werkzeug() -> None:
     lane_request = json_lane.LaneRequest(_posted("application/x-www-form-urlencoded", b"Action=SendMessage&a=1"))
     assert lane_request.form.to_dict() == {"Action": "SendMessage", "a": "1"}
+
+
+def test_a_lane_request_is_freed_with_its_environ_without_the_cyclic_collector() -> None:
+    """werkzeug puts a request in its environ (`werkzeug.request`) by default: the two then hold each
+    other, with all they hold, until the cyclic collector's next pass. Nothing on the lane reads it."""
+    environ = EnvironBuilder(path="/", method="POST", data=b"{}", content_type="application/json").get_environ()
+    request = json_lane.LaneRequest(environ)
+    assert request.data == b"{}" and "werkzeug.request" not in environ
+    assert "werkzeug.request" in Request(EnvironBuilder(path="/").get_environ()).environ  # werkzeug's default
+    freed = weakref.ref(request)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del request, environ
+        assert freed() is None
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -62,6 +62,12 @@ class LaneRequest(Request):
 
     from_wsgi_server = True
 
+    def __init__(self, environ: dict[str, Any], populate_request: bool = False, shallow: bool = False):
+        # Not put in its environ as `werkzeug.request` (werkzeug's default): nothing on the lane reads
+        # it there, and a request and its environ holding each other wait, with all they hold, for the
+        # cyclic collector (Flask, which the lane leaves out, clears it after each request itself).
+        super().__init__(environ, populate_request=populate_request, shallow=shallow)
+
     def _load_form_data(self) -> None:
         if "form" in self.__dict__ or not self.want_form_data_parsed or self.mimetype in _FORM_TYPES:
             return super()._load_form_data()

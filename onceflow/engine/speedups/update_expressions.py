@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from moto.dynamodb.parsing import validators
@@ -119,7 +120,9 @@ def traverse(traverser: DepthFirstTraverser, node: Any) -> Any:
             found = kinds[type(value)] = (isinstance(value, Node), isinstance(value, processed_classes), first)
         return found
 
-    def walk(current: Any, child_id: int) -> Any:
+    # `walk` is handed itself rather than closing over its own name: a function that refers to itself
+    # waits, with all it holds, for the cyclic collector (one per pass, ten passes per UpdateItem).
+    def walk(current: Any, child_id: int, again: Callable[[Any, int, Any], Any]) -> Any:
         is_node, to_process, position = kind(current)
         if not is_node:
             return current
@@ -129,7 +132,7 @@ def traverse(traverser: DepthFirstTraverser, node: Any) -> Any:
             for index, child in enumerate(children):
                 if pre_child is not None:
                     pre_child(current, index)
-                walk(child, index)
+                again(child, index, again)
         if to_process:
             current = processors[position](current) if position >= 0 else traverser.process(current)
             current.parent = parent
@@ -137,7 +140,7 @@ def traverse(traverser: DepthFirstTraverser, node: Any) -> Any:
                 parent.children[child_id] = current
         return current
 
-    return walk(node, -1)
+    return walk(node, -1, walk)
 
 
 # (classes a pass processes, its processing map's classes) -> {node class: (a Node, one to process,

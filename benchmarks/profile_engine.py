@@ -12,7 +12,10 @@ by own samples, plus the costs issue 13 tracks by name.
 `--speedups` takes `all`, `none` or a comma list of names from onceflow.engine.speedups.
 Samples of waiting threads (on the request lock, a socket, a queue: WAITING below) are left out,
 so the percentages are shares of CPU, not of wall time. py-spy pauses the process for each sample:
-wall and CPU times printed under the profiler are inflated.
+wall and CPU times printed under the profiler are inflated. Its GIL-holder attribution can be wrong
+between threads: it once gave `onceflow start`'s safety-net sweep 18 % of the samples where the sweep's
+own thread CPU (`time.thread_time` around it) was 1.6 %. Check a surprising share by timing the
+function itself; compare code with benchmarks/instructions.py.
 """
 
 from __future__ import annotations

@@ -151,12 +151,11 @@ class FunctionRuntime:
         _forget_other_apps_variables(stack)
         os.environ.update(self.environment)
         self.module = _load_handler_module(self.function)
-        # Cached clients stay valid while the endpoint and the role's session do (a reset of the
-        # embedded AWS keeps the endpoint; a new deploy makes new roles).
-        identity = (stack.endpoint_url, (self.credentials or {}).get("aws_access_key_id"))
-        if hasattr(self.module, "reset_clients") and getattr(self.module, "_local_identity", None) != identity:
+        # A new runtime starts as a new Lambda sandbox does: without the clients an earlier one
+        # cached. A warm client carries state of its own (botocore's retry quota: an earlier run's
+        # throttled retries left later calls unretried), besides an endpoint and a role session.
+        if hasattr(self.module, "reset_clients"):
             self.module.reset_clients()
-            self.module._local_identity = identity
         self.handler = getattr(self.module, self.function.handler.rpartition(".")[2])
         self._direct_logs(log_stream)
         self.invocations = 0

@@ -9,11 +9,15 @@ import io
 import os
 
 import pytest
+from moto.core.exceptions import AWSError
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-from onceflow.local.function_runtime import FunctionLoadError, _load_handler_module
+from onceflow.local.faults import inject
+from onceflow.local.function_runtime import FunctionLoadError, StarterRuntime, _load_handler_module
 from onceflow.local.pipeline import LocalPipeline
 from onceflow.local.stack import LocalFunction
-from tests.support import order
+from tests.starter.helpers import failed_ids
+from tests.support import order, sqs_event, sqs_record
 
 
 def _function(tmp_path, name: str) -> LocalFunction:
@@ -70,3 +74,33 @@ def test_a_run_after_one_whose_log_stream_closed_still_handles_its_batches(stack
     assert pipeline.event_source.stats.crashed_batches == 0, pipeline.event_source.stats.errors
     assert pipeline.event_source.stats.acknowledged == 1
     assert stack.client("sqs").receive_message(QueueUrl=stack.dead_letter_queue_url).get("Messages", []) == []
+
+
+def test_a_new_runtime_retries_as_a_cold_sandbox_does_whatever_an_earlier_runtime_spent_of_the_retry_quota(stack):
+    """botocore's standard retry mode keeps a retry quota per client (500 units; 14 per retried
+    error, 5 per retried throttle; given back on success). The starter caches its clients per
+    process, as a warm sandbox does. A runtime made later (the next test's) used to get the clients
+    an earlier one had drained, so its StartExecution was tried once instead of three times: whether a
+    test saw retries depended on the tests before it. A new runtime starts with clients of its own."""
+
+    def refused() -> AWSError:
+        return AWSError("Injected fault: InternalServerError", exception_type="InternalServerError", status=500)
+
+    earlier = StarterRuntime(stack, log_stream=io.StringIO())
+    attempts: list[int] = []
+    with inject(StepFunctionsParserBackend, "start_execution", refused) as fault:
+        for n in range(60):  # 28 units per refused record: the quota is spent within 18
+            before = fault.injected
+            assert failed_ids(earlier.invoke(sqs_event(sqs_record(order(f"quota-{n}"), message_id=f"m-{n}")))) == [
+                f"m-{n}"
+            ]
+            attempts.append(fault.injected - before)
+            if attempts[-1] == 1:
+                break
+    assert attempts[0] == 3 and attempts[-1] == 1, attempts  # the quota really was spent: no retry left
+
+    later = StarterRuntime(stack, log_stream=io.StringIO())
+    with inject(StepFunctionsParserBackend, "start_execution", refused) as fault:
+        response = later.invoke(sqs_event(sqs_record(order("quota-later"), message_id="m-later")))
+    assert failed_ids(response) == ["m-later"]
+    assert fault.injected == 3

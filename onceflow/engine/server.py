@@ -228,6 +228,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+_process_resets = [0]  # EmbeddedAws.generation
+
+
 class EmbeddedAws:
     """A moto server in this process. Use as a context manager or call start()/stop()."""
 
@@ -258,7 +261,6 @@ class EmbeddedAws:
         self.log_budget = engine_log_budget.LogBudget(log_budget) if log_budget is not None else None
         self.iam = IamSwitch(on=iam_enforced() if iam is None else iam)
         self._request_lock = threading.RLock()
-        self.generation = 0  # how many times reset() forgot everything: a deployed stack of an earlier one is gone
         self._app: _SerializedApp | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -269,6 +271,13 @@ class EmbeddedAws:
     @property
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def generation(self) -> int:
+        """How many times moto's backends were reset in this process: a stack deployed in an earlier
+        generation is gone. Counted for the process, not the instance: the backends are the process's,
+        so another EmbeddedAws started here (a CLI command's, a plugin's) forgets this one's stacks too."""
+        return _process_resets[0]
 
     @property
     def lock(self) -> threading.RLock:
@@ -346,7 +355,7 @@ class EmbeddedAws:
     def reset(self) -> None:
         """Forget every resource (stop running executions first) and configure again."""
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
-        self.generation += 1
+        _process_resets[0] += 1
         self.configure()
         self.clock.reset()
         self.iam.denials.clear()

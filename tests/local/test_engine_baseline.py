@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from onceflow.engine import ACCOUNT_ID, REGION
+from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
 from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.local.safety_net import find_rule
+from tests.conftest import fresh_stack
 from tests.support import dead_letters, order, order_rows, run_execution, state_rows
 
 pytestmark = pytest.mark.embedded_only(reason="restores the embedded engine's backends")
@@ -49,3 +51,19 @@ def test_a_reset_makes_the_next_stack_deploy_again(embedded_aws):
     generation = embedded_aws.generation
     embedded_aws.reset()
     assert embedded_aws.generation == generation + 1  # the `stack` fixture deploys again next time
+
+
+def test_another_embedded_aws_started_in_the_process_makes_the_next_stack_deploy_again(stack, embedded_aws, _deployed):
+    """moto's backends are the process's: another EmbeddedAws started in it (an in-process `onceflow
+    demo`, as tests/local/test_cli.py runs) resets them all, EventBridge's rules, IAM's roles and
+    CloudFormation's stacks with them, which a baseline does not put back. The next stack used to be
+    restored from its baseline all the same, and a later test's LocalPipeline found no safety-net
+    rule (ResourceNotFoundException from DescribeRule)."""
+    generation = embedded_aws.generation
+    with EmbeddedAws():
+        pass
+    assert embedded_aws.generation > generation
+
+    again = fresh_stack(embedded_aws, _deployed)
+    assert find_rule(again).name == again.outputs["SafetyNetRuleName"]
+    assert run_execution(again, order("after-another-engine"), name="after-another-engine").path[-1] == "Mark as sent"

@@ -8,7 +8,9 @@ waited for, every execution forgotten (and the metrics that counted them), table
 created besides (its own queues, subscriptions, tables, state machines) dropped, and what it
 deleted (the topic, to make Publish fail) put back. What restore does not put back (IAM,
 CloudFormation, EventBridge, queue attributes a test changed) no test changes; a test that needs
-more calls `EmbeddedAws.reset()` and deploys its own stack.
+more calls `EmbeddedAws.reset()` and deploys its own stack. A reset by any EmbeddedAws in the process
+(moto's backends are the process's) changes `EmbeddedAws.generation`: a baseline of an earlier
+generation is not restored, its stack is deployed again.
 
 It works on moto's backends directly, under the request lock, because AWS has no API to forget an
 execution (and purging a queue through the API is limited to once a minute).

@@ -78,6 +78,7 @@ def _describe(executions: int) -> int:
     """Describe `executions` pruned executions in batches (counted); how many."""
     import peer_cpu
 
+    from onceflow.engine import ACCOUNT_ID
     from onceflow.engine.server import EmbeddedAws
     from onceflow.ops.batched_calls import BatchedCalls
 
@@ -89,7 +90,7 @@ def _describe(executions: int) -> int:
         machine = sfn.create_state_machine(
             name="described",
             definition=json.dumps(passes_input_on),
-            roleArn="arn:aws:iam::123456789012:role/described",
+            roleArn=f"arn:aws:iam::{ACCOUNT_ID}:role/described",
         )["stateMachineArn"]
         arns = []
         for index in range(executions + kept + 10):

@@ -228,11 +228,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-_process_resets = [0]  # EmbeddedAws.generation
-
-
 class EmbeddedAws:
     """A moto server in this process. Use as a context manager or call start()/stop()."""
+
+    _process_resets = 0  # every instance's resets: `generation`
 
     def __init__(
         self,
@@ -277,7 +276,7 @@ class EmbeddedAws:
         """How many times moto's backends were reset in this process: a stack deployed in an earlier
         generation is gone. Counted for the process, not the instance: the backends are the process's,
         so another EmbeddedAws started here (a CLI command's, a plugin's) forgets this one's stacks too."""
-        return _process_resets[0]
+        return EmbeddedAws._process_resets
 
     @property
     def lock(self) -> threading.RLock:
@@ -355,7 +354,7 @@ class EmbeddedAws:
     def reset(self) -> None:
         """Forget every resource (stop running executions first) and configure again."""
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
-        _process_resets[0] += 1
+        EmbeddedAws._process_resets += 1
         self.configure()
         self.clock.reset()
         self.iam.denials.clear()

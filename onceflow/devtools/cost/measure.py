@@ -140,11 +140,10 @@ class Bench:
         self.starter = StarterRuntime(
             stack, extra_environment={"AWS_ACCESS_KEY_ID": CALLER_KEYS[STARTER]}, log_stream=self.starter_log
         )
-        # Its cached clients, and boto3's default session (which keeps the credentials it first
-        # found), may carry another caller's key from an earlier run in this process: the recorder
-        # tells callers apart by key.
+        # boto3's default session keeps the credentials it first found, which may be another
+        # caller's key from an earlier run in this process (the new runtime's clients are its own):
+        # the recorder tells callers apart by key.
         boto3.DEFAULT_SESSION = None
-        self.starter.module.reset_clients()
         sqs = _client(stack.endpoint_url, "sqs", CALLER_KEYS[EVENT_SOURCE])
         self.source = SqsEventSource(sqs, stack.source_queue_url, stack.event_source, self.starter.invoke)
         self.producer = _client(stack.endpoint_url, "sqs", CALLER_KEYS[PRODUCER])

@@ -71,8 +71,7 @@ def measure_deliveries(stack: LocalStack) -> dict[str, SubscriberDelivery]:
     runtime = FunctionRuntime(
         stack, function.logical_id, extra_environment={"AWS_ACCESS_KEY_ID": CALLER_KEYS[SUBSCRIBER]}, log_stream=log
     )
-    boto3.DEFAULT_SESSION = None
-    runtime.module.reset_clients()  # its cached clients may carry another key: the recorder tells callers by key
+    boto3.DEFAULT_SESSION = None  # it keeps the key it first found: the recorder tells callers by key
     assert function.queue_url is not None and function.event_source is not None
     source = SqsEventSource(
         _client(stack.endpoint_url, "sqs", CALLER_KEYS[EVENT_SOURCE]),

@@ -199,6 +199,11 @@ DIRECT_REQUESTS = [
             "Authorization": _SCOPE,
         },
     ),
+    (  # an endpoint with a port (AWS_ENDPOINT_URL)
+        "http://127.0.0.1:4566/",
+        b'{"TableName": "t"}',
+        {"X-Amz-Target": "DynamoDB_20120810.DescribeTable", "Content-Type": "application/x-amz-json-1.0"},
+    ),
     (  # Step Functions (JSON 1.0), botocore's body for no parameters
         "https://states.us-east-1.amazonaws.com/",
         b"{}",
@@ -235,7 +240,6 @@ def test_a_request_direct_request_does_not_build_goes_to_normalize_request() -> 
     for url, body in [
         ("https://example.com/path", b"{}"),
         ("https://example.com/?q=1", b"{}"),
-        ("http://127.0.0.1:4566/", b"{}"),
         ("https://example.com/", None),
     ]:
         request = direct_integrations.direct_request(_prepared(url, body, {"Content-Type": "application/json"}))

@@ -76,3 +76,23 @@ def test_calls_to_anywhere_else_and_s3s_are_signed(embedded_aws: EmbeddedAws, si
     )
     elsewhere.list_queues()
     assert len(signatures) == 2 and sent[0].endswith(f"Signature={signatures[1]}")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues", "User-Agent": "ua"},
+        {"X-Amz-Date": "20261207T000000Z", "Expect": "100-continue", "Connection": "keep-alive", "Host": "h:1"},
+        {"X-Amz-Security-Token": "t", "x-amz-meta-A": "1", "X-AMZ-META-a": "2", "traceparent": "00-1", " Odd ": "x"},
+        {},
+    ],
+)
+def test_the_signed_header_names_are_the_ones_botocore_computes(headers: dict[str, str]) -> None:
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from onceflow.engine.speedups.unsigned_local_calls import signed_header_names
+
+    request = AWSRequest(method="POST", url="http://127.0.0.1:4747/", data=b"{}", headers=headers)
+    signer = SigV4Auth(Credentials("testing", "testing"), "sqs", "us-east-1")
+    assert signed_header_names(request) == signer.signed_headers(signer.headers_to_sign(request))

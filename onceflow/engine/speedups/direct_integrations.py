@@ -27,9 +27,7 @@ else go on through before-send and the stubber.
 
 from __future__ import annotations
 
-import io
 import re
-import sys
 import threading
 from datetime import UTC, datetime
 from typing import Any
@@ -46,6 +44,7 @@ from moto.core.exceptions import HTTPException
 from onceflow.engine.bookkeeping.once_per_key import once_per_key
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups.json_lane import LaneRequest
+from onceflow.engine.speedups.wsgi_environ import root_environ
 
 PROTOCOLS = frozenset({"json", "query"})
 NOT_SIGNED = "0" * 64  # the Signature field's place: nothing in process verifies one
@@ -135,69 +134,18 @@ class DirectRequest(LaneRequest):
     from_wsgi_server = False
 
 
-_ERRORS = sys.stderr
-
-
 def direct_request(prepared: Any) -> moto_request.Request:
     """moto_request.normalize_request(prepared): the same WSGI environ werkzeug's EnvironBuilder
-    makes from botocore's method, URL, headers and body, built directly (the builder, its
-    header objects and its URL parsing were about a third of an integration call's dispatch). A
-    URL with a path other than `/`, a query or a port, an empty body (the builder orders its
-    environ otherwise) or a body other than bytes or str goes to normalize_request."""
-    url = prepared.url
-    scheme, _, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    body = prepared.body
-    if isinstance(body, str):
-        body = body.encode()
-    elif body is None:
-        body = b""
-    if (
-        slash != "/"
-        or path
-        or ":" in host
-        or scheme not in ("http", "https")
-        or not isinstance(body, bytes)
-        or not body
-    ):
+    makes from botocore's method, URL, headers and body, built directly (wsgi_environ.py: the
+    builder, its header objects and its URL parsing were about a third of an integration call's
+    dispatch). A request that is not a plain POST of a body to `/` goes to normalize_request."""
+    headers = [(name, value) for name, value in prepared.headers.items() if name.lower() != "transfer-encoding"]
+    environ = root_environ(prepared.method, prepared.url, headers, prepared.body)
+    if environ is None:
         return moto_request.normalize_request(prepared)
-    environ: dict[str, Any] = {
-        "REQUEST_METHOD": prepared.method,
-        "SCRIPT_NAME": "",
-        "PATH_INFO": "/",
-        "QUERY_STRING": "",
-        "REQUEST_URI": "/",
-        "RAW_URI": "/",
-        "SERVER_NAME": host,
-        "SERVER_PORT": "443" if scheme == "https" else "80",
-        "HTTP_HOST": host,
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": scheme,
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.errors": _ERRORS,
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-    }
-    combined: dict[str, list[str]] = {}
-    for name, value in prepared.headers.items():
-        text = value.decode("utf-8") if isinstance(value, bytes) else value
-        lowered = name.lower()
-        if lowered == "transfer-encoding":
-            continue
-        if "\n" in text or "\r" in text:  # werkzeug's headers refuse it: as normalize_request does
-            return moto_request.normalize_request(prepared)
-        if lowered == "content-type":
-            environ["CONTENT_TYPE"] = text
-        elif lowered != "content-length":
-            combined.setdefault(f"HTTP_{name.upper().replace('-', '_')}", []).append(text)
-    environ["CONTENT_LENGTH"] = str(len(body))
-    for key, values in combined.items():
-        environ[key] = ", ".join(values)
     environ[moto_request.PRESERVED_HEADER_NAMES_ENVIRON_KEY] = {
         moto_request.environ_key_for_header(name): name
-        for name in prepared.headers
+        for name, _ in headers
         if moto_request.should_preserve_original_header_name(name)
     }
     return DirectRequest(environ)

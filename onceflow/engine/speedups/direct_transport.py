@@ -28,6 +28,7 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups import DIRECT_TRANSPORT
+from onceflow.engine.speedups.wsgi_environ import root_environ
 
 Patch = tuple[Any, str, Any]
 SPEEDUPS = (DIRECT_TRANSPORT,)
@@ -79,25 +80,7 @@ def patches() -> list[Patch]:
 
 def call(app: WsgiApp, request: AWSPreparedRequest) -> AWSResponse:
     """One request through `app`, as werkzeug's server would hand it over, and its response."""
-    url = urlsplit(request.url)
-    body = request.body
-    if hasattr(body, "read"):
-        body = body.read()
-    if isinstance(body, str):
-        body = body.encode("utf-8")
-    headers = {name: value.decode() if isinstance(value, bytes) else value for name, value in request.headers.items()}
-    builder = EnvironBuilder(
-        path=url.path or "/",
-        base_url=f"{url.scheme}://{url.netloc}",
-        query_string=url.query,
-        method=request.method,
-        headers=headers,
-        data=body or b"",
-    )
-    try:
-        environ = builder.get_environ()
-    finally:
-        builder.close()
+    environ = environ_of(request)
     environ["REMOTE_ADDR"] = "127.0.0.1"
     app_iter, status, response_headers = run_wsgi_app(app, environ)
     try:
@@ -110,3 +93,30 @@ def call(app: WsgiApp, request: AWSPreparedRequest) -> AWSResponse:
     for name, value in response_headers.items():
         http_headers[name] = value
     return AWSResponse(request.url, int(status.split(" ", 1)[0]), http_headers, MockRawResponse(content))
+
+
+def environ_of(request: AWSPreparedRequest) -> dict[str, Any]:
+    """The WSGI environ werkzeug's EnvironBuilder makes of `request` (a plain POST to `/` built
+    directly: wsgi_environ.py)."""
+    body = request.body
+    if hasattr(body, "read"):
+        body = body.read()
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    headers = {name: value.decode() if isinstance(value, bytes) else value for name, value in request.headers.items()}
+    environ = root_environ(request.method, request.url, headers.items(), body)
+    if environ is not None:
+        return environ
+    url = urlsplit(request.url)
+    builder = EnvironBuilder(
+        path=url.path or "/",
+        base_url=f"{url.scheme}://{url.netloc}",
+        query_string=url.query,
+        method=request.method,
+        headers=headers,
+        data=body or b"",
+    )
+    try:
+        return builder.get_environ()
+    finally:
+        builder.close()

@@ -50,6 +50,11 @@ PROTOCOLS = frozenset({"json", "query"})
 NOT_SIGNED = "0" * 64  # the Signature field's place: nothing in process verifies one
 
 
+def unsigned_authorization(scope: str, signed_headers: str) -> str:
+    """A SigV4 Authorization header with `Signature=` zeros: what in-process calls carry."""
+    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders={signed_headers}, Signature={NOT_SIGNED}"
+
+
 def moto_needs() -> list[Need]:
     return [
         need(backend_index, "backend_url_patterns"),
@@ -155,7 +160,7 @@ def _credential_scope(request_signer: Any) -> str:
     key = request_signer._credentials.get_frozen_credentials().access_key
     day = datetime.now(UTC).strftime("%Y%m%d")
     scope = f"{key}/{day}/{request_signer._region_name}/{request_signer._signing_name}/aws4_request"
-    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host, Signature={NOT_SIGNED}"
+    return unsigned_authorization(scope, "host")
 
 
 def register(client: Any, request_lock: threading.RLock) -> None:

@@ -22,7 +22,7 @@ from botocore.utils import get_current_datetime
 
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups import UNSIGNED_LOCAL_CALLS, direct_transport
-from onceflow.engine.speedups.direct_integrations import NOT_SIGNED
+from onceflow.engine.speedups.direct_integrations import unsigned_authorization
 
 Patch = tuple[Any, str, Any]
 SPEEDUPS = (UNSIGNED_LOCAL_CALLS,)
@@ -61,8 +61,6 @@ def patches() -> list[Patch]:
         request.context["timestamp"] = get_current_datetime().strftime(SIGV4_TIMESTAMP)
         self._modify_request_before_signing(request)  # X-Amz-Date, the session token, no old Authorization
         signed = signed_header_names(request)
-        request.headers["Authorization"] = (
-            f"AWS4-HMAC-SHA256 Credential={self.scope(request)}, SignedHeaders={signed}, Signature={NOT_SIGNED}"
-        )
+        request.headers["Authorization"] = unsigned_authorization(self.scope(request), signed)
 
     return [(SigV4Auth, "add_auth", add_auth)]

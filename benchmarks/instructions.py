@@ -20,7 +20,10 @@ the measured part only:
 - `pipeline`: --executions StartExecution calls of statemachine/pipeline.asl.json, waited for until none
   runs (the client's calls to the in-process endpoint are counted too, as in one process they are);
 - `describe`: a Pass machine's executions, their histories pruned (a history budget), read back with
-  DescribeExecution in batches of 120 as `onceflow trace` reads them (onceflow/ops/batched_calls.py).
+  DescribeExecution in batches of 120 as `onceflow trace` reads them (onceflow/ops/batched_calls.py);
+- `calls`: --executions pairs of in-process calls (a DynamoDB GetItem and an SQS GetQueueAttributes
+  from boto3 clients in the engine's process, as the functions and the tests make them: the direct
+  transport, no socket), their client side included.
 Needs valgrind (Debian's package); nothing in the product or the tests does.
 """
 
@@ -110,6 +113,44 @@ def _describe(executions: int) -> int:
     return executions
 
 
+def _calls(pairs: int) -> int:
+    """Make `pairs` pairs of in-process calls (counted); how many pairs."""
+    import peer_cpu
+
+    from onceflow.engine.server import EmbeddedAws
+
+    aws = EmbeddedAws().start()
+    try:
+        dynamodb = peer_cpu._client("dynamodb", aws.endpoint_url)
+        sqs = peer_cpu._client("sqs", aws.endpoint_url)
+        dynamodb.create_table(
+            TableName="counted",
+            KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        dynamodb.put_item(TableName="counted", Item={"k": {"S": "1"}})
+        queue = sqs.create_queue(QueueName="counted")["QueueUrl"]
+
+        def pair() -> None:
+            dynamodb.get_item(TableName="counted", Key={"k": {"S": "1"}})
+            sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
+
+        for _ in range(30):
+            pair()
+        _counting(True)
+        for _ in range(pairs):
+            pair()
+        _counting(False)
+    finally:
+        aws.stop()
+    return pairs
+
+
+WORKLOADS = {"pipeline": (_pipeline, 40), "describe": (_describe, 240), "calls": (_calls, 200)}
+UNITS = {"pipeline": "pipeline execution", "describe": "batched DescribeExecution", "calls": "pair of in-process calls"}
+
+
 def count(variant: str, workload: str, executions: int, before_tree: Path | None) -> int:
     """Instructions of one variant's measured part."""
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -144,18 +185,21 @@ def count(variant: str, workload: str, executions: int, before_tree: Path | None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=("pipeline", "describe"), default="pipeline")
-    parser.add_argument("--executions", type=int, help="executions counted (pipeline 40, describe 240)")
+    parser.add_argument("--workload", choices=tuple(WORKLOADS), default="pipeline")
+    parser.add_argument(
+        "--executions", type=int, help="executions or pairs of calls counted (pipeline 40, describe 240, calls 200)"
+    )
     parser.add_argument(
         "--variants", nargs="+", default=["onceflow", "before"], help="onceflow, before, or off:NAME[,NAME]"
     )
     parser.add_argument("--before", default="main", help="the commit `before` runs (git archive)")
     parser.add_argument("--rounds", type=int, default=1, help="run every variant this many times, interleaved")
-    parser.add_argument("--inner", choices=("pipeline", "describe"), help=argparse.SUPPRESS)
+    parser.add_argument("--inner", choices=tuple(WORKLOADS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    executions = args.executions or (40 if (args.inner or args.workload) == "pipeline" else 240)
+    run, default_count = WORKLOADS[args.inner or args.workload]
+    executions = args.executions or default_count
     if args.inner:
-        (_pipeline if args.inner == "pipeline" else _describe)(executions)
+        run(executions)
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -172,7 +216,7 @@ def main() -> None:
     lowest = {variant: min(found) / executions for variant, found in counts.items()}
     for variant in args.variants[1:]:
         print(
-            f"{first}: {lowest[first] / 1e6:.2f} M instructions per {args.workload} call against {variant}'s "
+            f"{first}: {lowest[first] / 1e6:.2f} M instructions per {UNITS[args.workload]} against {variant}'s "
             f"{lowest[variant] / 1e6:.2f} M: {lowest[first] / lowest[variant]:.3f}x"
         )
 

@@ -47,7 +47,9 @@ among the engine's patches: engine/registry.py.
   sparse pending index cost more with every event ever recorded (issue 21).
 - direct_transport: boto3 calls from this process to the embedded endpoint are handed to its WSGI
   application without a socket (direct_transport.py): the same application, lock and response,
-  without a TCP connection and a server thread per call.
+  without a TCP connection and a server thread per call; the WSGI environ of a plain POST to `/`
+  (every JSON- and query-protocol call) built directly, not by werkzeug's EnvironBuilder
+  (wsgi_environ.py, which direct_integrations' requests use too).
 - serializer_fast_paths: moto's response serializer builds five alias providers for every member
   of every structure it writes, present or not (a history event has about 60), and parses every
   ISO timestamp with dateutil; here the keys are computed once per shape and exact ISO strings

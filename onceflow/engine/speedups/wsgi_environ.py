@@ -3,9 +3,10 @@
 Both in-process lanes hand moto a request as a WSGI environ: direct_integrations (a Task's call,
 through moto's normalize_request, whose builder is EnvironBuilder) and direct_transport (a boto3 call
 from this process to the embedded endpoint, as werkzeug's server would hand it over). The builder, its
-header objects and its URL parsing cost about a third of an in-process call's dispatch; every JSON-
-and query-protocol call (DynamoDB, SQS, SNS, Step Functions, EventBridge...) is a POST of a body to
-`/`, which needs none of it.
+header objects and its URL parsing were about a third of an integration call's dispatch and a tenth of
+the instructions of an in-process call, client side included (`benchmarks/instructions.py --workload
+calls`); every JSON- and query-protocol call (DynamoDB, SQS, SNS, Step Functions, EventBridge...) is a
+POST of a body to `/`, which needs none of it.
 
 `root_environ` answers None for anything else (a path or query, a host other than plain lower-case
 letters, digits, dots and dashes with an optional port, an empty or streaming body, a

@@ -49,6 +49,7 @@ PATCH_ORDER = (
     "speedups.direct_transport",
     "speedups.unsigned_local_calls",
     "speedups.execution_index",
+    "speedups.plain_updates",  # then index_query and key_schema wrap its DynamoDBBackend.update_item
     "speedups.index_query",
     "speedups.serializer_fast_paths",
     "speedups.idle_gates",

@@ -116,6 +116,11 @@ among the engine's patches: engine/registry.py.
 - request_reads: a request's access key id (moto searches the Authorization header for it twice per
   request) and Step Functions' backend (looked up up to six times per DescribeExecution) read once per
   request (request_reads.py).
+- plain_updates: an UpdateItem that only sets top-level attributes to `:placeholder` values and
+  removes top-level attributes (the pipeline's "Mark as sent"), on an existing item, with nothing in
+  it moto's validator could refuse, is applied to the item directly: moto's condition parser, the
+  item's size-limited dict, its stream; anything else goes to moto's expression machinery
+  (plain_updates.py): about a third of such an UpdateItem.
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -154,6 +159,7 @@ CONDITION_EXPRESSIONS = "condition_expressions"
 REQUEST_PLANS = "request_plans"
 JSON_COPIES = "json_copies"
 REQUEST_READS = "request_reads"
+PLAIN_UPDATES = "plain_updates"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -182,6 +188,7 @@ NAMES = (
     REQUEST_PLANS,
     JSON_COPIES,
     REQUEST_READS,
+    PLAIN_UPDATES,
 )
 
 

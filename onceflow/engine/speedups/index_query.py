@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import GlobalSecondaryIndex, Table
 
+from onceflow.engine.registry import current
 from onceflow.engine.speedups import INDEX_QUERY
 
 Patch = tuple[Any, str, Any]
@@ -107,10 +109,10 @@ def _remember(table: Any, item: Any) -> None:
         keys.add(item)
 
 
-def patches() -> list[Patch]:
+def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     original_query = Table.query
     original_put = Table.put_item
-    original_update = dynamodb_models.DynamoDBBackend.update_item
+    original_update = current(before, dynamodb_models.DynamoDBBackend, "update_item")  # plain_updates' when on
     query_signature = inspect.signature(original_query)
 
     @functools.wraps(original_query)  # moto's signature stays visible to the shape check

@@ -29,6 +29,7 @@ messages are DynamoDB's as public conformance suites captured them against AWS (
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -153,6 +154,7 @@ def index_keys(before: list[Patch]) -> list[Patch]:
                 raise ValidationError(error.message) from error
             raise
 
+    @functools.wraps(original_update)  # moto's signature stays visible to the shape check
     def update_item(self: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         table = self.get_table(table_name)
         if not _index_keys(table) or not key_matches(table, key):

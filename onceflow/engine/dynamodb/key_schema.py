@@ -162,7 +162,9 @@ def index_keys(before: list[Patch]) -> list[Patch]:
         hash_value = DynamoType(key[table.hash_key_attr])
         range_value = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
         existing = table.get_item(hash_value, range_value)
-        kept = copy.deepcopy(existing.attrs) if existing is not None else None
+        # The item's copy, not its attrs': moto's Item.__deepcopy__ copies them without re-checking the
+        # item's size at every attribute (deepcopy of the size-limited dict itself does, in n² time).
+        kept = copy.deepcopy(existing).attrs if existing is not None else None
         item = original_update(self, table_name, key, *args, **kwargs)
         problem = index_key_problem(table, item.attrs, updating=True)
         if problem:

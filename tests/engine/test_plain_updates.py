@@ -362,8 +362,8 @@ def test_a_failed_condition_is_refused_and_changes_nothing(table):
 
 
 def test_an_update_that_gives_an_item_its_index_keys_puts_it_in_the_pending_index(table):
-    """Updates of index keys go to moto's path inside the index_query speed-up's record of each
-    write: the speed-up replaces moto's update_item beneath it, not beside it."""
+    """An update of index keys goes to moto's path, and the index_query speed-up still records the
+    write (it wraps whatever update_item the speed-ups before it leave)."""
     dynamodb, name = table
     dynamodb.put_item(TableName=name, Item={"event_id": {"S": "plain-3"}, "status": {"S": "sent"}})
     dynamodb.query(  # the index is built at its first query, before the update
@@ -385,3 +385,36 @@ def test_an_update_that_gives_an_item_its_index_keys_puts_it_in_the_pending_inde
         ExpressionAttributeValues={":shard": {"S": "7"}},
     )["Items"]
     assert [row["event_id"]["S"] for row in found] == ["plain-3"]
+
+
+@pytest.mark.embedded_only(reason="counts the embedded engine's own validator runs")
+def test_the_engine_applies_a_plain_update_without_moto_s_validator_when_switched_on(table, embedded_aws, monkeypatch):
+    """The speed-up is in the engine's chain of UpdateItem patches (not overwritten by a later one):
+    a plain update runs no UpdateExpressionValidator with it on, one with it off; a function always does."""
+    from moto.dynamodb import models as dynamodb_models
+
+    dynamodb, name = table
+    runs: list[str] = []
+
+    class Counted(dynamodb_models.UpdateExpressionValidator):
+        def validate(self) -> Any:
+            runs.append("validated")
+            return super().validate()
+
+    monkeypatch.setattr(dynamodb_models, "UpdateExpressionValidator", Counted)
+    dynamodb.put_item(TableName=name, Item={"event_id": {"S": "plain-4"}, "status": {"S": "pending"}})
+
+    def update(expression: str) -> int:
+        runs.clear()
+        dynamodb.update_item(
+            TableName=name,
+            Key={"event_id": {"S": "plain-4"}},
+            UpdateExpression=expression,
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":sent": {"S": "sent"}},
+        )
+        return len(runs)
+
+    switched_on = plain_updates.PLAIN_UPDATES in embedded_aws.speedups
+    assert update("SET #s = :sent REMOVE pending_shard") == (0 if switched_on else 1)
+    assert update("SET #s = if_not_exists(#s, :sent)") == 1

@@ -418,3 +418,38 @@ def test_the_engine_applies_a_plain_update_without_moto_s_validator_when_switche
     switched_on = plain_updates.PLAIN_UPDATES in embedded_aws.speedups
     assert update("SET #s = :sent REMOVE pending_shard") == (0 if switched_on else 1)
     assert update("SET #s = if_not_exists(#s, :sent)") == 1
+
+
+def test_a_cancelled_transaction_leaves_a_plain_update_s_item_as_it_was(table):
+    """A transaction's plain Update applied before another of its items fails is rolled back with it
+    (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html:
+    all or nothing)."""
+    dynamodb, name = table
+    before = {"event_id": {"S": "plain-5"}, "status": {"S": "pending"}, "pending_shard": {"S": "3"}}
+    dynamodb.put_item(TableName=name, Item=before)
+    with pytest.raises(ClientError) as cancelled:
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": name,
+                        "Key": {"event_id": {"S": "plain-5"}},
+                        "UpdateExpression": "SET #s = :sent REMOVE pending_shard",
+                        "ConditionExpression": "attribute_exists(event_id)",
+                        "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {":sent": {"S": "sent"}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": name,
+                        "Key": {"event_id": {"S": "plain-missing"}},
+                        "ConditionExpression": "attribute_exists(event_id)",
+                    }
+                },
+            ]
+        )
+    error = cancelled.value.response
+    assert error["Error"]["Code"] == "TransactionCanceledException"
+    assert [reason["Code"] for reason in error["CancellationReasons"]] == ["None", "ConditionalCheckFailed"]
+    assert dynamodb.get_item(TableName=name, Key={"event_id": {"S": "plain-5"}})["Item"] == before

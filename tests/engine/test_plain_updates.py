@@ -250,7 +250,7 @@ def _outcome(update: Any, case: Case) -> dict[str, Any]:
     except Exception as error:  # the refusal itself is what is compared
         answer = (type(error).__name__, str(error), getattr(error, "item", None))
     records = [
-        # The time, and the record's size, which counts the time's digits (a float's text: 16 or 17).
+        # The time, and the record's size, which counts the time's digits (a float's text, of varying length).
         {k: v for k, v in record.record["dynamodb"].items() if k not in {"ApproximateCreationDateTime", "SizeBytes"}}
         | {"eventName": record.record["eventName"]}
         for record in (table.stream_shard.items if table.stream_shard else [])

@@ -312,6 +312,17 @@ def table(stack) -> tuple[Any, str]:
     return stack.client("dynamodb"), stack.processed_events_table
 
 
+def _pending(dynamodb: Any, table: str, shard: str) -> list[str]:
+    """The events of one shard of the pipeline's sparse pending index."""
+    found = dynamodb.query(
+        TableName=table,
+        IndexName="pending-since",
+        KeyConditionExpression="pending_shard = :shard",
+        ExpressionAttributeValues={":shard": {"S": shard}},
+    )["Items"]
+    return [row["event_id"]["S"] for row in found]
+
+
 def test_marking_an_event_sent_takes_it_out_of_the_pending_index(table):
     """The direct update keeps the index_query speed-up's index of the sparse pending index: the item
     leaves it when its index keys are removed."""
@@ -319,16 +330,7 @@ def test_marking_an_event_sent_takes_it_out_of_the_pending_index(table):
     item = {k: v for k, v in STORED.items() if k not in {"pk", "tags", "n"}} | {"event_id": {"S": "plain-1"}}
     dynamodb.put_item(TableName=name, Item=item)
 
-    def pending() -> list[str]:
-        found = dynamodb.query(
-            TableName=name,
-            IndexName="pending-since",
-            KeyConditionExpression="pending_shard = :shard",
-            ExpressionAttributeValues={":shard": {"S": "3"}},
-        )["Items"]
-        return [row["event_id"]["S"] for row in found]
-
-    assert "plain-1" in pending()
+    assert "plain-1" in _pending(dynamodb, name, "3")
     request = {k: v for k, v in MARK_AS_SENT.items() if k != "condition_expression"}
     dynamodb.update_item(
         TableName=name,
@@ -338,7 +340,7 @@ def test_marking_an_event_sent_takes_it_out_of_the_pending_index(table):
         ExpressionAttributeNames=request["expression_attribute_names"],
         ExpressionAttributeValues=request["expression_attribute_values"],
     )
-    assert "plain-1" not in pending()
+    assert "plain-1" not in _pending(dynamodb, name, "3")
     stored = dynamodb.get_item(TableName=name, Key={"event_id": {"S": "plain-1"}})["Item"]
     assert stored["status"] == {"S": "sent"} and "pending_shard" not in stored and stored["ttl"] == {"N": "1790000000"}
 
@@ -367,25 +369,14 @@ def test_an_update_that_gives_an_item_its_index_keys_puts_it_in_the_pending_inde
     write (it wraps whatever update_item the speed-ups before it leave)."""
     dynamodb, name = table
     dynamodb.put_item(TableName=name, Item={"event_id": {"S": "plain-3"}, "status": {"S": "sent"}})
-    dynamodb.query(  # the index is built at its first query, before the update
-        TableName=name,
-        IndexName="pending-since",
-        KeyConditionExpression="pending_shard = :shard",
-        ExpressionAttributeValues={":shard": {"S": "7"}},
-    )
+    assert _pending(dynamodb, name, "7") == []  # the index is built at its first query, before the update
     dynamodb.update_item(
         TableName=name,
         Key={"event_id": {"S": "plain-3"}},
         UpdateExpression="SET pending_shard = :shard, pending_since = :since",
         ExpressionAttributeValues={":shard": {"S": "7"}, ":since": {"S": "2026-01-01T00:00:00Z"}},
     )
-    found = dynamodb.query(
-        TableName=name,
-        IndexName="pending-since",
-        KeyConditionExpression="pending_shard = :shard",
-        ExpressionAttributeValues={":shard": {"S": "7"}},
-    )["Items"]
-    assert [row["event_id"]["S"] for row in found] == ["plain-3"]
+    assert _pending(dynamodb, name, "7") == ["plain-3"]
 
 
 @pytest.mark.embedded_only(reason="counts the embedded engine's own validator runs")

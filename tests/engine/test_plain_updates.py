@@ -286,7 +286,7 @@ def test_the_cases_cover_answers_and_refusals_of_both_paths():
     assert outcomes["mark as sent on a stream's table"] == (True, False)
 
 
-def test_a_plan_is_made_once_per_text_and_only_for_the_plain_form():
+def test_a_plan_is_made_only_for_the_plain_form():
     assert plain_updates.plan_of("SET #s = :s, a = :a REMOVE b") == (
         plain_updates.Action(plain_updates.Target("#s", placeholder=True), ":s"),
         plain_updates.Action(plain_updates.Target("a", placeholder=False), ":a"),

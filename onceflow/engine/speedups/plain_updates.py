@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -177,29 +176,9 @@ def applicable(
     return resolved
 
 
-class Plans:
-    """The plan of each text met, at most CACHE_SIZE of them, oldest dropped first."""
-
-    def __init__(self) -> None:
-        self._plans: dict[str, Plan | None] = {}
-        self._lock = threading.Lock()
-
-    def of(self, text: str) -> Plan | None:
-        try:
-            return self._plans[text]
-        except KeyError:
-            pass
-        plan = plan_of(text)
-        with self._lock:
-            if len(self._plans) >= CACHE_SIZE:
-                self._plans.pop(next(iter(self._plans)))
-            self._plans[text] = plan
-        return plan
-
-
 def patches(before: Sequence[Patch] = ()) -> list[Patch]:
     original = current(before, dynamodb_models.DynamoDBBackend, "update_item")
-    plans = Plans()
+    plan_for = functools.lru_cache(maxsize=CACHE_SIZE)(plan_of)  # a text's plan is a pure function of it
 
     @functools.wraps(original)  # moto's signature stays visible to the shape check
     def update_item(
@@ -221,14 +200,16 @@ def patches(before: Sequence[Patch] = ()) -> list[Patch]:
             "condition_expression": condition_expression,
             "return_values_on_condition_check_failure": return_values_on_condition_check_failure,
         }
-        plan = plans.of(update_expression) if update_expression and not attribute_updates and not expected else None
+        plan = plan_for(update_expression) if update_expression and not attribute_updates and not expected else None
         if plan is None:
             return original(self, *arguments, **keywords)
         table = self.get_table(table_name)
         resolved = applicable(plan, table, expression_attribute_names or {}, expression_attribute_values or {})
         item = _stored_item(table, key) if resolved is not None else None
+        if item is None:
+            return original(self, *arguments, **keywords)
         condition = _condition(condition_expression, expression_attribute_names, expression_attribute_values)
-        if item is None or condition is None:
+        if condition is None:
             return original(self, *arguments, **keywords)
         if not condition.expr(item):
             if return_values_on_condition_check_failure == "ALL_OLD":

@@ -214,6 +214,13 @@ DEFAULT_TEMPLATE = "template.yaml"
 TimeScaleOption = Annotated[
     float, typer.Option(callback=cli_checks.finite(0), help="Retry/Wait delays are multiplied by this.")
 ]
+DemoTimeScaleOption = Annotated[
+    float,
+    typer.Option(
+        callback=cli_checks.finite(0),
+        help="Retry/Wait delays are multiplied by this (0: recorded, not waited for; the verdicts do not depend on it).",
+    ),
+]
 ParameterOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -951,7 +958,7 @@ def demo(
             case_sensitive=False, help="The source queue type (fifo adds R5: order within each message group)."
         ),
     ] = Source.STANDARD,
-    time_scale: TimeScaleOption = 0.01,
+    time_scale: DemoTimeScaleOption = 0.0,
     out: Annotated[
         Path,
         typer.Option(

@@ -147,8 +147,10 @@ class LocalPipeline:
         `rate(...)`) times the time scale, as the schedule rule fires, instead of whenever asked."""
         if paced and time.monotonic() < self._next_paced_run:
             return
-        if self.schedule.last_run_failed or self.safety_net.ended_seen != self._ended_at_last_schedule:
-            self._ended_at_last_schedule = self.safety_net.ended_seen
+        # Counted by the engine, not by the safety net's sweeps: those list Standard executions only.
+        ended = self.aws.clock.ends.count
+        if self.schedule.last_run_failed or ended != self._ended_at_last_schedule:
+            self._ended_at_last_schedule = ended
             self.schedule.run()
             self._next_paced_run = time.monotonic() + self.schedule.period_seconds * self.aws.clock.time_scale
 
@@ -237,7 +239,7 @@ class LocalPipeline:
         on_batch: Callable[[int], None] | None = None,
         feed: Iterator[list[str]] | None = None,
         feed_below: int = 200,
-        paced_schedule: bool = False,
+        schedule: bool = True,
     ) -> None:
         """Deliver until the source queue is empty and no execution runs (bounded by `timeout`).
 
@@ -246,9 +248,9 @@ class LocalPipeline:
         idle, as EventBridge would route them, and notifications are collected as they arrive
         (moto's SQS slows down with queue depth; real readers keep up too). A receive from a queue
         that holds no message and a sweep when no execution changed are left out (idle_gates).
-        The reconciler's schedule runs once all is idle (`paced_schedule`: at most once per its
-        period times the time scale, as the schedule rule fires; a run of several calls passes it
-        to all but its last).
+        The reconciler's schedule runs once all is idle, if anything ended since its last run
+        (`schedule=False`: its rule did not fire during this call; a run of several calls can pass
+        it to only some of them).
         """
         deadline = time.monotonic() + timeout
         pending_feed = feed
@@ -275,7 +277,8 @@ class LocalPipeline:
                         and self.running_executions() == 0
                     ):
                         self.sweep_if_anything_changed()  # what ended since the sweep above
-                        self.run_schedule_if_anything_ended(paced=paced_schedule)
+                        if schedule:
+                            self.run_schedule_if_anything_ended()
                         self.collect_notifications()
                         if self.subscribers_idle():
                             return

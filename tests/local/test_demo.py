@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from onceflow.local.demo import DemoOptions, DemoRun, run_demo
+from onceflow.local.demo import SCHEDULE_EVERY_CHUNKS, DemoOptions, DemoRun, run_demo
 from onceflow.local.report import PATH_ALREADY_SENT, PATH_CONFLICT, PATH_DEAD_LETTERED, PATH_NEW, PATH_RESUMED
 from onceflow.ops.observe import drain, scan
 
@@ -37,10 +37,13 @@ def starter_log() -> io.StringIO:
     return io.StringIO()
 
 
+CHUNKS = 8
+
+
 @pytest.fixture(scope="module")
 def demo(embedded_aws, mode, starter_log) -> DemoRun:
     options = DemoOptions(
-        events=40, duplicate_rate=0.3, poison=6, conflicts=2, concurrency=2, chunks=8, seed=3, mode=mode
+        events=40, duplicate_rate=0.3, poison=6, conflicts=2, concurrency=2, chunks=CHUNKS, seed=3, mode=mode
     )
     starter_log.seek(0)
     starter_log.truncate()
@@ -60,6 +63,16 @@ def test_every_fault_kind_really_happened(demo, mode):
     for kind in FAULT_KINDS + (STANDARD_FAULT_KINDS if mode == "STANDARD" else []):
         assert demo.faults.counts.get(kind, 0) > 0, kind
     assert demo.faults.counts["redeliveries reported failed"] == 0
+
+
+def test_the_reconciler_s_schedule_fires_after_every_third_chunk_and_after_the_last(demo):
+    """A count of chunks, not of wall seconds: at time scale 0 (the tests', the demo's default) a schedule
+    paced by its period times the time scale fired after every chunk, and at 0.01 as often as the
+    machine's speed made it. Here: after chunks 3 and 6, after the last and after the redrive, in
+    either mode (the executions that ended are the engine's count: the safety net lists no Express
+    execution, and the schedule never fired with Express)."""
+    assert demo.faults.counts["dead letters redriven after the outage"] > 0  # the redrive's call has ended executions
+    assert demo.pipeline.schedule.runs == CHUNKS // SCHEDULE_EVERY_CHUNKS + 2
 
 
 def test_report_passes_and_matches_the_tables(demo):

@@ -1,7 +1,9 @@
 """Shared fixtures: one embedded AWS per session, the stack from template.yaml deployed once and
 brought back to just-deployed before each test (onceflow/engine/bookkeeping/baseline.py): executions
-forgotten, tables and queues emptied, what the previous test created deleted. A test or fixture
-that calls `embedded_aws.reset()` wipes it; the next `stack` deploys again.
+forgotten, tables and queues emptied, what the previous test created deleted. Each parameter set is
+deployed once per session and kept beside the others (onceflow/engine/bookkeeping/worlds.py): a test
+that needs another one, or that called `embedded_aws.reset()` and deployed its own stack, is followed
+by one whose deployment is brought back, not deployed again.
 
 With `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SNS`,
 `AWS_ENDPOINT_URL_SQS` (or `AWS_ENDPOINT_URL` for all) set, the same tests run against those
@@ -25,7 +27,7 @@ import pytest
 from onceflow.devtools.endpoints import EndpointError, Endpoints, from_environment
 from onceflow.devtools.external_stack import deploy_external
 from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.bookkeeping.worlds import Deployed
 from onceflow.engine.iam.decide import forget_denials
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.function_runtime import StarterRuntime
@@ -94,13 +96,12 @@ def embedded_aws(endpoints: Endpoints | None) -> Iterator[EmbeddedAws]:
 @dataclass
 class _Deployment:
     stack: LocalStack
-    baseline: Baseline
-    generation: int  # EmbeddedAws.generation it was deployed in
+    deployed: Deployed  # its resources and moto's state as the deploy left them
 
 
 @pytest.fixture(scope="session")
 def _deployed() -> dict[str, _Deployment]:
-    """The session's deployment of the default stack (keyed by parameter set, for fixtures that add one)."""
+    """The session's deployments: the default stack's, and one per key of the fixtures that add one."""
     return {}
 
 
@@ -112,14 +113,14 @@ def fresh_stack(
     parameters: dict[str, str] | None = None,
     template_path: Path = TEMPLATE_PATH,
 ) -> LocalStack:
-    """The stack as just deployed: restored from the session's deployment, or deployed (once per reset).
-    Another mode is another deployment (the engine is reset for it): parametrise `mode` with
+    """The stack as just deployed: restored from the session's deployment (brought back first when
+    another is live), or deployed once. Another mode is another deployment: parametrise `mode` with
     scope="module" so a module's tests run mode by mode. `parameters` (other template parameters)
     and `template_path` (another copy of the template) need a `key` of their own."""
     key = key if mode == "STANDARD" else f"{key}:{mode}"
     deployment = deployed.get(key)
-    if deployment is not None and deployment.generation == embedded.generation:
-        deployment.baseline.restore(embedded.lock)
+    if deployment is not None:
+        deployment.deployed.restore(embedded.lock)
         embedded.clock.reset()
         with embedded.lock:
             forget_denials(embedded.iam, ACCOUNT_ID, REGION)
@@ -130,7 +131,7 @@ def fresh_stack(
         parameter_overrides={**(mode_parameters(mode) or {}), **(parameters or {})},
         template_path=template_path,
     )
-    deployed[key] = _Deployment(local_stack, Baseline.capture(embedded.lock, ACCOUNT_ID, REGION), embedded.generation)
+    deployed[key] = _Deployment(local_stack, Deployed.capture(embedded.lock, ACCOUNT_ID, REGION))
     return local_stack
 
 

@@ -76,7 +76,7 @@ from onceflow.devtools.schedules.windows import FaultWindows
 from onceflow.domain import conflicting_candidates
 from onceflow.domain.bodies import body as domain_body
 from onceflow.engine import ACCOUNT_ID, REGION, EmbeddedAws
-from onceflow.engine.bookkeeping.baseline import Baseline
+from onceflow.engine.bookkeeping.worlds import Deployed
 from onceflow.engine.dynamodb.ttl import TtlClock
 from onceflow.local import stack as stack_module
 from onceflow.local.demo import NOT_REDRIVEN, expectations, poison_kinds, redrive_transient
@@ -448,8 +448,7 @@ class _Run:
 @dataclass(frozen=True)
 class _Reusable:
     stack: LocalStack
-    baseline: Baseline
-    generation: int  # EmbeddedAws.generation it was deployed in: a reset since forgot it
+    deployed: Deployed  # its resources and moto's state as the deploy left them
 
 
 _REUSABLE: dict[tuple[str, str, str], _Reusable] = {}
@@ -528,13 +527,13 @@ def _parameters(mode: str, source: str) -> dict[str, str] | None:
 
 
 def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD", source: str = "STANDARD") -> LocalStack:
-    """An empty stack from template.yaml: the last one brought back to just-deployed
-    (onceflow/engine/bookkeeping/baseline.py), or a new deploy on a reset endpoint."""
+    """An empty stack from template.yaml: the one of these parameters brought back to just-deployed
+    (onceflow/engine/bookkeeping/worlds.py), or a new deploy on a reset endpoint."""
     reusable = deploy is stack_module.deploy  # not when a test swapped in a broken pipeline
     key = (aws.endpoint_url, mode, source)
     kept = _REUSABLE.pop(key, None)
-    if reusable and kept is not None and kept.generation == aws.generation:
-        kept.baseline.restore(aws.lock)
+    if reusable and kept is not None:
+        kept.deployed.restore(aws.lock)
         aws.clock.reset()
         stack = kept.stack
     else:
@@ -543,7 +542,7 @@ def _fresh_stack(aws: EmbeddedAws, mode: str = "STANDARD", source: str = "STANDA
         stack = (
             deploy(aws.endpoint_url) if parameters is None else deploy(aws.endpoint_url, parameter_overrides=parameters)
         )
-        kept = _Reusable(stack, Baseline.capture(aws.lock, ACCOUNT_ID, REGION), aws.generation)
+        kept = _Reusable(stack, Deployed.capture(aws.lock, ACCOUNT_ID, REGION))
     if reusable:
         _REUSABLE[key] = kept
     return stack

@@ -8,9 +8,9 @@ waited for, every execution forgotten (and the metrics that counted them), table
 created besides (its own queues, subscriptions, tables, state machines) dropped, and what it
 deleted (the topic, to make Publish fail) put back. What restore does not put back (IAM,
 CloudFormation, EventBridge, queue attributes a test changed) no test changes; a test that needs
-more calls `EmbeddedAws.reset()` and deploys its own stack. A reset by any EmbeddedAws in the process
-(moto's backends are the process's) changes `EmbeddedAws.generation`: a baseline of an earlier
-generation is not restored, its stack is deployed again.
+more calls `EmbeddedAws.reset()` and deploys its own stack. A baseline restores the backends that are
+live: after a reset by any EmbeddedAws in the process (moto's backends are the process's), or with
+another deployment live, worlds.py brings its deployment's backends back first (`Deployed.restore`).
 
 It works on moto's backends directly, under the request lock, because AWS has no API to forget an
 execution (and purging a queue through the API is limited to once a minute).
@@ -90,17 +90,8 @@ class Baseline:
             )
 
     def restore(self, lock: threading.RLock) -> None:
+        stop_executions(lock, self.account_id, self.region)
         with lock:
-            for state_machine in _sfn(self.account_id, self.region).state_machines:
-                for execution in state_machine.executions:
-                    if execution.status == "RUNNING":
-                        execution.stop(stop_date=datetime.now(UTC), error="Onceflow.TestReset", cause="test reset")
-        # Outside the lock: a stopped execution's thread may need it once more to see the stop.
-        for thread in list(parser_utils.TMP_THREADS):
-            if thread.is_alive() and thread is not threading.current_thread():
-                thread.join(timeout=THREAD_JOIN_SECONDS)
-        with lock:
-            parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
             self._restore_step_functions()
             self._restore_dynamodb()
             self._restore_sqs()
@@ -150,6 +141,21 @@ class Baseline:
         backend = _sns(self.account_id, self.region)
         _replace(backend.topics, self.topics)
         _replace(backend.subscriptions, self.subscriptions)
+
+
+def stop_executions(lock: threading.RLock, account_id: str, region: str) -> None:
+    """Every running execution stopped, and its thread waited for."""
+    with lock:
+        for state_machine in _sfn(account_id, region).state_machines:
+            for execution in state_machine.executions:
+                if execution.status == "RUNNING":
+                    execution.stop(stop_date=datetime.now(UTC), error="Onceflow.TestReset", cause="test reset")
+    # Outside the lock: a stopped execution's thread may need it once more to see the stop.
+    for thread in list(parser_utils.TMP_THREADS):
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join(timeout=THREAD_JOIN_SECONDS)
+    with lock:
+        parser_utils.TMP_THREADS[:] = [thread for thread in parser_utils.TMP_THREADS if thread.is_alive()]
 
 
 def release_between_runs(account_id: str, region: str) -> None:

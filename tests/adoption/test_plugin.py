@@ -75,6 +75,16 @@ def test_f_other_parameters_deploy_again(onceflow_driver, _onceflow_deployments)
     assert onceflow_driver.stack.subscribers and _onceflow_deployments.deploys == 2
     with pytest.raises(KeyError, match="R5 a FIFO source"):
         onceflow_driver.assert_guarantees("R5")
+    onceflow_driver.send(1)
+    onceflow_driver.settle()
+
+
+def test_g_the_first_parameters_again_are_brought_back_not_deployed(onceflow_driver, _onceflow_deployments):
+    assert not onceflow_driver.stack.subscribers and _onceflow_deployments.deploys == 2
+    assert onceflow_driver.business_rows() == []
+    onceflow_driver.send(1)
+    onceflow_driver.settle()
+    assert len(onceflow_driver.business_rows()) == 1
 """
 
 
@@ -83,7 +93,7 @@ def test_the_fixtures_restore_the_stack_check_parameters_and_judge_nothing_as_a_
 ) -> None:
     (tmp_path / "test_behaviour.py").write_text(textwrap.dedent(PLUGIN_BEHAVIOUR))
     done = _pytest(tmp_path, "--onceflow-template", str(payments_root / "template.yaml"), "test_behaviour.py")
-    assert _counts(done.stdout) == {"passed": 5, "error": 1}, done.stdout[-4000:]
+    assert _counts(done.stdout) == {"passed": 6, "error": 1}, done.stdout[-4000:]
     failure = done.stdout.split("ERROR at setup of test_e_a_parameter_the_template_refuses")[1].split("====")[0]
     assert failure.strip().splitlines()[-1] == (
         "onceflow_parameters: 'StateMachineType=FAST': StateMachineType takes one of STANDARD, EXPRESS"

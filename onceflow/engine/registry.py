@@ -118,6 +118,7 @@ PATCH_ORDER = (
     "secretsmanager.secret_names",
     "stepfunctions.integrations.response_metadata",
     "cloudformation.state_machines",
+    "cloudformation.json_templates",
     "s3.defaults",
     "sqs.fifo",
     "sqs.long_poll",

@@ -24,12 +24,14 @@ from botocore.exceptions import ClientError
 from moto.sqs.exceptions import SQSException
 from moto.sqs.responses import SQSResponse
 
+from onceflow.devtools.schedules.hooks import ExecutionInterrupts
 from onceflow.engine import EmbeddedAws
 from onceflow.local.event_source import SqsEventSource
 from onceflow.local.faults import inject, step_functions_throttling
 from onceflow.local.function_runtime import LambdaContext, StarterRuntime
 from onceflow.local.stack import LocalStack
 from onceflow.ops.observe import NotificationInbox, scan
+from onceflow.ops.workflow import PUBLISH
 from starter import clients, executions, throttling
 from tests.conftest import fresh_stack
 from tests.starter.helpers import failed_ids, log_lines, metric_totals
@@ -263,24 +265,21 @@ def test_standard_a_wait_that_runs_out_leaves_the_record_and_the_redelivery_wait
 
 @pytest.mark.parametrize("workflow_type", ["STANDARD"])  # an EXPRESS execution cannot be stopped from outside
 def test_standard_an_execution_that_ended_outside_the_paths_is_dead_lettered_by_the_starter(
-    fifo_stack, workflow_type, starter, logs, monkeypatch
+    fifo_stack, workflow_type, starter, logs
 ):
-    # Stopped by an operator while it runs (how it then ends is the engine's: ABORTED, or FAILED if the
-    # stop lands inside a state; either is outside the workflow's own paths).
+    # Stopped by an operator while it runs, on entering Publish (an operator's StopExecution as the
+    # fault schedules make it: it lands while the execution runs, never after it succeeded, which a
+    # stop sent once StartExecution returned could, and once did in a suite run). How it then ends is
+    # the engine's: ABORTED, or FAILED if the stop lands inside a state; either is outside the
+    # workflow's own paths.
     sfn = fifo_stack.client("stepfunctions")
-    real_wait = starter.module.wait_for_execution
-    stopped: list[str] = []
+    interrupts = ExecutionInterrupts(sfn)
+    interrupts.arm("s-1", PUBLISH, "stop")
+    with interrupts.installed():
+        response = starter.invoke(sqs_event(record("s-1", "S", "m-s1"), record("s-2", "S", "m-s2")))
 
-    def stop_first_then_wait(client: Any, handover: Any, *args: Any) -> Any:
-        if not stopped:
-            arn = handover.execution_arn or executions.execution_arn(fifo_stack.state_machine_arn, handover.name)
-            sfn.stop_execution(executionArn=arn, error="Operator.Stop", cause="stopped in a test")
-            stopped.append(arn)
-        return real_wait(client, handover, *args)
-
-    monkeypatch.setattr(starter.module, "wait_for_execution", stop_first_then_wait)
-    response = starter.invoke(sqs_event(record("s-1", "S", "m-s1"), record("s-2", "S", "m-s2")))
-
+    assert [fired.event_id for fired in interrupts.fired] == ["s-1"]
+    stopped = [fired.execution_arn for fired in interrupts.fired]
     assert response == {"batchItemFailures": []}
     letters = fifo_dead_letters(fifo_stack)
     from_starter = [letter for letter in letters if letter["source"] == "starter"]

@@ -287,8 +287,9 @@ class EmbeddedAws:
     @property
     def generation(self) -> int:
         """How many times moto's backends were reset in this process: a stack deployed in an earlier
-        generation is gone. Counted for the process, not the instance: the backends are the process's,
-        so another EmbeddedAws started here (a CLI command's, a plugin's) forgets this one's stacks too."""
+        generation is gone (unless kept: bookkeeping/worlds.py brings a deployment back). Counted for the
+        process, not the instance: the backends are the process's, so another EmbeddedAws started here
+        (a CLI command's, a plugin's) forgets this one's stacks too."""
         return EmbeddedAws._process_resets
 
     @property

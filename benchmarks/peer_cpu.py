@@ -285,14 +285,16 @@ def _checks(endpoint: str, resources: Resources, count: int) -> dict[str, str]:
     }
 
 
-def _profiled(pid: int, output: Path) -> subprocess.Popen[bytes]:
+def _profiled(pid: int, output: Path, rate: int) -> subprocess.Popen[bytes]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from profile_engine import _attach_py_spy
 
-    return _attach_py_spy(pid, output, 250)
+    return _attach_py_spy(pid, output, rate)
 
 
-def measure(server: str, count: int, wave: int, before: str, profile: Path | None = None) -> Figures:
+def measure(
+    server: str, count: int, wave: int, before: str, profile: Path | None = None, profile_rate: int = 250
+) -> Figures:
     port = _free_port()
     endpoint = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix=f"onceflow-peer-{server}-") as scratch_name:
@@ -307,7 +309,7 @@ def measure(server: str, count: int, wave: int, before: str, profile: Path | Non
             resources = _resources(endpoint, tag)
             _run_executions(endpoint, resources, 5, 5, f"warm{tag}")  # first-use costs (imports, caches) left out
             time.sleep(0.5)
-            recorder = _profiled(process.pid, profile) if profile is not None else None
+            recorder = _profiled(process.pid, profile, profile_rate) if profile is not None else None
             cpu, began = _cpu_seconds(process.pid), time.monotonic()
             _run_executions(endpoint, resources, count, wave, tag)
             seconds, cpu = time.monotonic() - began, _cpu_seconds(process.pid) - cpu
@@ -335,12 +337,13 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="py-spy the first server's executions into this raw file and summarise it"
     )
+    parser.add_argument("--profile-rate", type=int, default=250, help="py-spy's samples per second")
     args = parser.parse_args()
     if args.profile is not None:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from profile_engine import summarise
 
-        figures = measure(args.servers[0], args.executions, args.wave, args.before, args.profile)
+        figures = measure(args.servers[0], args.executions, args.wave, args.before, args.profile, args.profile_rate)
         print(f"{figures.server}: {figures.cpu_ms:.2f} ms of server CPU per execution (under the profiler)")
         summarise(args.profile, 40)
         return

@@ -24,6 +24,7 @@ quotas (bookkeeping/quotas.py).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import socket
@@ -49,6 +50,7 @@ from onceflow.engine.bookkeeping import retention
 from onceflow.engine.iam.decide import IamSwitch
 from onceflow.engine.moto_shape import MotoShapeError, Need, need
 from onceflow.engine.speedups import batch_requests, collector_thresholds, direct_transport, keep_alive, request_headers
+from onceflow.engine.stepfunctions.api import qualified_arns
 
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
@@ -71,6 +73,7 @@ def moto_needs() -> list[Need]:
         need(botocore_endpoint, "time"),  # Endpoint._send_request sleeps through it between attempts
         need(wait_function.WaitFunction, "_wait_interval", "env", "wait_seconds"),
         need(parser_execution.BaseExecutionWorkerCommunication, "terminated"),  # where an execution ends
+        need(parser_execution.Execution, "__init__", "state_machine"),  # sets state_machine_arn, counted per machine
     ]
 
 
@@ -128,19 +131,27 @@ class ExecutionEnds:
     Counted after moto's end-of-execution bookkeeping and every patch on it
     (`BaseExecutionWorkerCommunication.terminated`): when a waiting thread wakes, DescribeExecution
     answers the final status with its output or error, and the status change event was sent.
-    moto's backends are process-wide, so an embedded AWS counts every execution of the process."""
+    moto's backends are process-wide, so an embedded AWS counts every execution of the process;
+    `count_of` counts one state machine's (its versions' and aliases' included)."""
 
     def __init__(self) -> None:
         self._ended = threading.Condition()
         self._count = 0
+        self._by_machine: collections.Counter[str] = collections.Counter()
 
     @property
     def count(self) -> int:
         return self._count
 
-    def note(self) -> None:
+    def count_of(self, state_machine_arn: str) -> int:
+        """How many executions of this state machine ended in this process."""
+        return self._by_machine[qualified_arns.split(state_machine_arn)[0]]
+
+    def note(self, state_machine_arn: str | None = None) -> None:
         with self._ended:
             self._count += 1
+            if state_machine_arn:
+                self._by_machine[qualified_arns.split(state_machine_arn)[0]] += 1
             self._ended.notify_all()
 
     def wait_past(self, seen: int, timeout: float) -> int:
@@ -221,7 +232,7 @@ def _counting_ends(terminated: Callable[[Any], None], ends: ExecutionEnds) -> Ca
         try:
             terminated(communication)
         finally:
-            ends.note()
+            ends.note(getattr(communication.execution, "state_machine_arn", None))
 
     return terminated_and_counted
 

@@ -110,7 +110,9 @@ class LocalPipeline:
         self.schedule = ScheduledRuns(stack, self.invoker)
         self._ended_at_last_schedule = 0
         self._next_paced_run = 0.0
-        self.gates = IdleGates(engine_speedups.IDLE_GATES in aws.speedups, REGION)
+        self.gates = IdleGates(
+            engine_speedups.IDLE_GATES in aws.speedups, REGION, state_machine_arn=stack.state_machine_arn
+        )
         invoke = self.starter.invoke
         self.event_source = SqsEventSource(
             self.starter.client("sqs"),  # Lambda polls with the function's execution role
@@ -147,8 +149,9 @@ class LocalPipeline:
         `rate(...)`) times the time scale, as the schedule rule fires, instead of whenever asked."""
         if paced and time.monotonic() < self._next_paced_run:
             return
-        # Counted by the engine, not by the safety net's sweeps: those list Standard executions only.
-        ended = self.aws.clock.ends.count
+        # Counted by the engine, not by the safety net's sweeps: those list Standard executions only;
+        # only the stack's own state machine writes what the reconciler looks for.
+        ended = self.aws.clock.ends.count_of(self.stack.state_machine_arn)
         if self.schedule.last_run_failed or ended != self._ended_at_last_schedule:
             self._ended_at_last_schedule = ended
             self.schedule.run()
@@ -248,7 +251,8 @@ class LocalPipeline:
         idle, as EventBridge would route them, and notifications are collected as they arrive
         (moto's SQS slows down with queue depth; real readers keep up too). A receive from a queue
         that holds no message and a sweep when no execution changed are left out (idle_gates).
-        The reconciler's schedule runs once all is idle, if anything ended since its last run
+        The reconciler's schedule runs once all is idle, if an execution of the stack's state machine
+        ended since its last run
         (`schedule=False`: its rule did not fire during this call; a run of several calls can pass
         it to only some of them).
         """

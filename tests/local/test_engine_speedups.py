@@ -489,6 +489,37 @@ def test_an_idle_background_round_makes_no_request_and_a_change_is_still_swept(s
     assert sum(after.values()) == 0
 
 
+def test_another_state_machine_s_executions_start_neither_a_sweep_nor_the_reconciler_s_schedule(stack, embedded_aws):
+    """The safety net sweeps the stack's state machine and the reconciler finds only what it wrote:
+    an execution of any other state machine in the engine (a team's own workflow, a benchmark's)
+    moves neither (each counted per state machine, its versions included); one of the stack's does."""
+    pipeline = LocalPipeline(embedded_aws, stack, log_stream=io.StringIO(), keep_acknowledged=False)
+    pipeline.send([order("own-0")])
+    pipeline.process(timeout=60)
+    pipeline.background_round()  # what ended during process()
+    sfn = stack.client("stepfunctions")
+    role = sfn.describe_state_machine(stateMachineArn=stack.state_machine_arn)["roleArn"]
+    definition = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    other = sfn.create_state_machine(name="another-workflow", definition=json.dumps(definition), roleArn=role)
+    ended, runs = embedded_aws.clock.ends.count, pipeline.schedule.runs
+    with requests_served(embedded_aws) as served:
+        for i in range(2):
+            arn = sfn.start_execution(stateMachineArn=other["stateMachineArn"], name=f"other-{i}")["executionArn"]
+            assert wait_for(sfn, arn).status == "SUCCEEDED"
+    started = sum(served.values())
+    with requests_served(embedded_aws) as served:
+        pipeline.background_round()
+    assert embedded_aws.clock.ends.count == ended + 2  # they did end
+    assert sum(served.values()) == 0 and pipeline.schedule.runs == runs, served
+    own_ends = embedded_aws.clock.ends.count_of(stack.state_machine_arn)
+    pipeline.send([order("own-1")])
+    pipeline.process(timeout=60)
+    pipeline.background_round()
+    version_arn = f"{stack.state_machine_arn}:1"  # a version's ARN counts its state machine's executions
+    assert embedded_aws.clock.ends.count_of(version_arn) == own_ends + 1
+    assert started > 0 and pipeline.schedule.runs == runs + 1
+
+
 def test_the_round_after_a_busy_spell_makes_the_due_full_collection_once(stack, embedded_aws):
     """A spell's executions, then quiet rounds: the collector's full collection is made once, in the
     round that ends the spell's QUIET_ROUNDS (idle_gates; none with it switched off)."""

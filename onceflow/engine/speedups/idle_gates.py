@@ -38,17 +38,19 @@ from moto.stepfunctions.parser.backend import execution as parser_execution
 
 from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups import IDLE_GATES
+from onceflow.engine.stepfunctions.api import qualified_arns
 
 Patch = tuple[Any, str, Any]
 SPEEDUPS = (IDLE_GATES,)
 _CHANGES = itertools.count(1)
 _LAST = [0]  # the latest value drawn from _CHANGES (itertools.count is atomic under the GIL)
+_BY_MACHINE: dict[str, int] = {}  # unqualified state machine ARN -> the latest value drawn for one of its
 QUIET_ROUNDS = 5  # rounds without an execution change after which a busy spell is over (1 s in `start`)
 
 
 def moto_needs() -> list[Need]:
     return [
-        need(parser_execution.Execution, "__init__"),  # sets exec_status (None) on every new execution
+        need(parser_execution.Execution, "__init__", "state_machine"),  # sets it, then exec_status (None)
         need(Queue, "__init__"),  # keeps its messages, of every state, in `_messages`
         need(sqs_backends, "get"),  # account -> region -> backend, whose `queues` are by name
     ]
@@ -64,16 +66,22 @@ class _CountedStatus:
 
     def __set__(self, execution: Any, value: Any) -> None:
         execution.__dict__["exec_status"] = value
-        _LAST[0] = next(_CHANGES)
+        _LAST[0] = change = next(_CHANGES)
+        machine = getattr(execution.__dict__.get("state_machine"), "arn", None)
+        if machine:
+            _BY_MACHINE[qualified_arns.split(machine)[0]] = change
 
 
 def patches() -> list[Patch]:
     return [(parser_execution.Execution, "exec_status", _CountedStatus())]
 
 
-def execution_changes() -> int:
-    """How many times an execution's status was set (creation included) since the engine loaded."""
-    return _LAST[0]
+def execution_changes(state_machine_arn: str | None = None) -> int:
+    """How many times an execution's status was set (creation included) since the engine loaded; with
+    `state_machine_arn`, a count that moves only when one of that state machine's executions' did."""
+    if state_machine_arn is None:
+        return _LAST[0]
+    return _BY_MACHINE.get(qualified_arns.split(state_machine_arn)[0], 0)
 
 
 def queue_is_empty(queue_url: str, region: str) -> bool:
@@ -93,9 +101,17 @@ class IdleGates:
     """What the background round asks before each step; with `enabled` False every answer is
     "look" (the idle_gates speed-up switched off)."""
 
-    def __init__(self, enabled: bool, region: str, collect: Callable[[], object] = gc.collect):
+    def __init__(
+        self,
+        enabled: bool,
+        region: str,
+        collect: Callable[[], object] = gc.collect,
+        state_machine_arn: str | None = None,
+    ):
+        """`state_machine_arn`: the state machine the sweep lists (its executions' changes gate it)."""
         self.enabled = enabled
         self.region = region
+        self.state_machine_arn = state_machine_arn
         self._swept_at: int | None = None  # execution_changes() when the last sweep began
         self._collect = collect
         self._changes_seen = execution_changes()
@@ -107,7 +123,7 @@ class IdleGates:
 
     def sweep_begins(self) -> bool:
         """True: sweep now (something changed since the last sweep began, or gates are off)."""
-        changes = execution_changes()
+        changes = execution_changes(self.state_machine_arn)
         if self.enabled and changes == self._swept_at:
             return False
         self._swept_at = changes

@@ -65,6 +65,7 @@ PATCH_ORDER = (
     "speedups.json_copies",
     "speedups.request_reads",
     "speedups.sns_signing",
+    "speedups.item_sizes",
     # S3 (the REST protocols): structures written through moto's path, not serializer_fast_paths'.
     "s3.rest_bodies",
     # Marks executions whose history a history budget may prune (then execution_metrics and

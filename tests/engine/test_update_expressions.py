@@ -261,3 +261,31 @@ def test_a_pass_leaves_nothing_for_the_cyclic_collector_to_find():
         if was_enabled:
             gc.enable()
     assert walks == []
+
+
+MOTO_MAKE = UpdateExpressionParser.__dict__["make"].__func__  # imported before any engine starts: moto's parser
+
+
+def test_the_response_class_reads_the_kept_tree_and_leaves_it_as_parsed(table, embedded_aws):
+    """DynamoDB's response class reads an UpdateItem's placeholders from the tree kept for its text, not
+    a copy (update_expressions on); whoever reads it, each request applies its own values and the kept
+    tree stays what parsing the text gives."""
+    from moto.dynamodb import responses as dynamodb_responses
+
+    from onceflow.engine import speedups
+
+    dynamodb, name = table
+    expression = "SET #status = :status, visits = if_not_exists(visits, :zero) + :one REMOVE gone"
+    read = dynamodb_responses.UpdateExpressionParser.make
+    assert (read(expression) is read(expression)) == (speedups.UPDATE_EXPRESSIONS in embedded_aws.speedups)
+    for status, visits in [("pending", "1"), ("sent", "2")]:
+        item = _update(
+            dynamodb,
+            name,
+            "o-kept",
+            expression,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":status": {"S": status}, ":zero": {"N": "0"}, ":one": {"N": "1"}},
+        )
+        assert item == {"order_id": {"S": "o-kept"}, "status": {"S": status}, "visits": {"N": visits}}
+    _same_tree(read(expression), MOTO_MAKE(UpdateExpressionParser, expression))

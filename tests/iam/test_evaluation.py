@@ -213,3 +213,32 @@ def test_a_policy_text_is_parsed_once_and_read_as_before(monkeypatch: pytest.Mon
     assert len(statements(text, "starter-policy")) == 2
     allowed = decide(SESSION, "sqs:SendMessage", QUEUE, identity=statements(text, "starter-policy"))
     assert allowed.allowed and not decide(SESSION, "sns:Publish", TOPIC, identity=again).allowed
+
+
+def test_a_decision_is_remembered_for_the_same_statements_and_made_anew_when_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The memo answers the same request decided on the same statement objects; another context, a
+    policy put anew (new statements) or statements that parse again after they were forgotten are
+    decided again, and a denial follows a policy that now denies."""
+    from onceflow.engine.iam import policy as policy_module
+
+    made: list[str] = []
+    evaluate_now = policy_module._evaluate
+    monkeypatch.setattr(
+        policy_module, "_evaluate", lambda request, *rest: made.append(request.action) or evaluate_now(request, *rest)
+    )
+    monkeypatch.setattr(policy_module, "_MEMO", {})
+    allow = {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": QUEUE}
+    granted = statements(json.dumps({"Statement": [allow]}), "starter-policy")
+    assert decide(SESSION, "sqs:SendMessage", QUEUE, identity=list(granted)).allowed
+    assert decide(SESSION, "sqs:SendMessage", QUEUE, identity=list(granted)).allowed
+    assert made == ["sqs:SendMessage"]  # the second from the memo
+    decide(SESSION, "sqs:SendMessage", QUEUE, identity=list(granted), context={"aws:SourceArn": TOPIC})
+    assert len(made) == 2  # another context
+    denied = statements(json.dumps({"Statement": [allow, {**allow, "Effect": "Deny"}]}), "starter-policy")
+    assert not decide(SESSION, "sqs:SendMessage", QUEUE, identity=list(denied)).allowed
+    assert len(made) == 3
+    monkeypatch.setattr(policy_module, "MEMO_SIZE", 3)  # full: the memo starts again with the next
+    decide(SESSION, "sqs:SendMessage", QUEUE, identity=list(granted), context={"aws:SourceArn": QUEUE})
+    assert len(made) == 4 and len(policy_module._MEMO) == 1

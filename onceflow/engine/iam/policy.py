@@ -179,6 +179,10 @@ class Decision:
     missing: str = "identity"
 
 
+MEMO_SIZE = 4096  # decisions kept; the memo starts again empty when full
+_MEMO: dict[tuple[Any, ...], tuple[Decision, Sequence[Statement], Sequence[Statement]]] = {}
+
+
 def evaluate(
     request: Request,
     identity: Sequence[Statement] = (),
@@ -188,7 +192,51 @@ def evaluate(
     """AWS's decision for one request within one account (module docstring).
 
     `identity`: the principal's identity policies' statements; `resource`: the resource policy's
-    (a key policy when `key_policy`)."""
+    (a key policy when `key_policy`).
+
+    A decision depends on nothing else, so it is remembered: every request a role makes to the same
+    resource with the same context is decided on the same statements (the same objects while their
+    policies' texts are unchanged: `_statements_of_text`; a policy put anew is new statements, and a
+    new key). The memo keeps the statements it was decided on, so that their ids stay theirs."""
+    key = _memo_key(request, identity, resource, key_policy)
+    if key is None:
+        return _evaluate(request, identity, resource, key_policy)
+    kept = _MEMO.get(key)
+    if kept is not None:
+        return kept[0]
+    decision = _evaluate(request, identity, resource, key_policy)
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[key] = (decision, identity, resource)
+    return decision
+
+
+def _memo_key(
+    request: Request, identity: Sequence[Statement], resource: Sequence[Statement], key_policy: bool
+) -> tuple[Any, ...] | None:
+    """What a decision depends on, hashable; None when a context value is neither text nor a list of texts."""
+    context: list[tuple[str, Any]] = []
+    for name, value in request.context.items():
+        if isinstance(value, str):
+            context.append((name, value))
+        elif isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+            context.append((name, tuple(value)))
+        else:
+            return None
+    return (
+        request.principal,
+        request.action,
+        request.resource,
+        tuple(context),
+        tuple(map(id, identity)),
+        tuple(map(id, resource)),
+        key_policy,
+    )
+
+
+def _evaluate(
+    request: Request, identity: Sequence[Statement], resource: Sequence[Statement], key_policy: bool
+) -> Decision:
     applicable_identity = [s for s in identity if s.applies(request)] if not request.principal.is_service else []
     applicable_resource = [s for s in resource if s.applies(request, resource_policy=True)]
     denies = [s for s in (*applicable_identity, *applicable_resource) if s.effect == "Deny"]

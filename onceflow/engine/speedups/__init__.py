@@ -121,6 +121,9 @@ among the engine's patches: engine/registry.py.
   it moto's validator could refuse, is applied to the item directly: moto's condition parser, the
   item's size-limited dict, its stream; anything else goes to moto's expression machinery
   (plain_updates.py): about a third of such an UpdateItem.
+- item_sizes: DynamoDB's item-size check, which moto makes on every attribute it sets by summing the
+  size of every attribute already there through DynamoType.size()'s chain of type tests, measures a
+  name and an S or N value directly (item_sizes.py); anything else, the limit and the error are moto's.
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """
@@ -160,6 +163,7 @@ REQUEST_PLANS = "request_plans"
 JSON_COPIES = "json_copies"
 REQUEST_READS = "request_reads"
 PLAIN_UPDATES = "plain_updates"
+ITEM_SIZES = "item_sizes"
 NAMES = (
     PARSE_CACHE,
     CLIENT_CACHE,
@@ -189,6 +193,7 @@ NAMES = (
     JSON_COPIES,
     REQUEST_READS,
     PLAIN_UPDATES,
+    ITEM_SIZES,
 )
 
 

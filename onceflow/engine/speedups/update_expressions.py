@@ -17,6 +17,10 @@ third of what an UpdateItem cost, the pipeline's "Mark as sent" among them. Here
   are not nodes shared when immutable (str, int, float, bool, None) and deep-copied otherwise; any
   other value (the validators also copy list values) goes to `copy.deepcopy` as before.
 
+- DynamoDB's response class, which reads only the placeholders an UpdateItem's (or a transaction's
+  Update's) expression names (`find_clauses`, a read), is handed the tree parsed for that text
+  itself, not a copy: the copies are for the validator, which resolves the tree in place.
+
 Nodes of moto's update-expression trees hold nothing else (ast_nodes.Node: type, children, parent),
 which tests/engine/test_update_expressions.py checks on every node class and compares, tree by
 tree, with `copy.deepcopy`'s.
@@ -29,6 +33,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from moto.dynamodb import responses as dynamodb_responses
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
@@ -46,6 +51,7 @@ _IMMUTABLE = (str, int, float, bool, type(None))
 def moto_needs() -> list[Need]:
     return [
         need(UpdateExpressionParser, "make", "expression_str"),
+        need(dynamodb_responses, "UpdateExpressionParser"),  # update_item and transact_write_items read trees
         need(validators, "deepcopy"),  # Validator.__init__ copies the tree through it
         need(validators.Validator, "__init__", "expression"),
         need(Node, "__init__", "children"),
@@ -157,22 +163,38 @@ def _plain_traverser(traverser: DepthFirstTraverser) -> bool:
     )
 
 
+class TreesToRead:
+    """What DynamoDB's response class sees as UpdateExpressionParser: `make` answers the kept tree of a
+    text (it only reads it), parsing the text on its first use as moto's parser would."""
+
+    def __init__(self, parsed_tree: Callable[[str], tuple[Node, bool]]):
+        self._parsed_tree = parsed_tree
+
+    def make(self, expression_str: str) -> Node:
+        return self._parsed_tree(expression_str)[0]
+
+
 def patches() -> list[Patch]:
     original_make = UpdateExpressionParser.make.__func__  # type: ignore[attr-defined]
     parsed: dict[str, Node] = {}
     lock = threading.Lock()
 
-    def make(cls: type[UpdateExpressionParser], expression_str: str) -> Node:
+    def parsed_tree(expression_str: str) -> tuple[Node, bool]:
+        """(the tree parsed for this text, whether it is the kept one: copy it before changing it)."""
         tree = parsed.get(expression_str)
         if tree is None:
-            tree = original_make(cls, expression_str)
+            tree = original_make(UpdateExpressionParser, expression_str)
             if not copyable(tree):
-                return tree
+                return tree, False
             with lock:
                 if len(parsed) >= CACHE_SIZE:
                     parsed.pop(next(iter(parsed)))
                 parsed[expression_str] = tree
-        return copy_tree(tree)
+        return tree, True
+
+    def make(cls: type[UpdateExpressionParser], expression_str: str) -> Node:
+        tree, kept = parsed_tree(expression_str)
+        return copy_tree(tree) if kept else tree
 
     original_traverse = DepthFirstTraverser.traverse
 
@@ -181,6 +203,7 @@ def patches() -> list[Patch]:
 
     return [
         (UpdateExpressionParser, "make", classmethod(make)),
+        (dynamodb_responses, "UpdateExpressionParser", TreesToRead(parsed_tree)),
         (DepthFirstTraverser, "traverse", traverse_once),
         (validators, "deepcopy", tree_deepcopy),
     ]

@@ -111,14 +111,77 @@ def test_a_remembered_condition_evaluates_and_finds_placeholders_as_moto_s_parse
     assert cached_parse == [expression]  # parsed once
 
 
-def test_other_names_or_values_are_another_condition(cached_parse: list[str]) -> None:
+def test_other_values_are_bound_to_the_same_parse_and_other_names_are_another(cached_parse: list[str]) -> None:
     expression = "#s = :v"
     sent = ConditionExpressionParser(expression, {"#s": "status"}, {":v": {"S": "sent"}}).parse()
     pending = ConditionExpressionParser(expression, {"#s": "status"}, {":v": {"S": "pending"}}).parse()
     by_hash = ConditionExpressionParser(expression, {"#s": "payload_hash"}, {":v": {"S": "sent"}}).parse()
     item = _item(ITEMS[1])
     assert (sent.expr(item), pending.expr(item), by_hash.expr(item)) == (True, False, False)
-    assert len(cached_parse) == 3
+    assert len(cached_parse) == 2  # the values of a request are bound into the parse of its text and names
+    ConditionExpressionParser(expression, {"#s": "status"}, {":v": {"S": "x"}, ":w": {"S": "y"}}).parse()
+    assert len(cached_parse) == 3  # another set of placeholders: another parse
+
+
+VALUE_KINDS = [
+    {"S": "sent"},
+    {"N": "5"},
+    {"N": "5.00"},
+    {"SS": ["red", "blue", "green"]},
+    {"L": [{"N": "1"}, {"N": "2"}]},
+    {"M": {"inner": {"M": {"deeper": {"S": "x"}}}}},
+    {"BOOL": True},
+    {"NULL": True},
+    {"B": "YWJj"},
+]
+
+
+@pytest.mark.parametrize("value", VALUE_KINDS, ids=lambda value: next(iter(value)))
+def test_each_request_s_values_evaluate_as_moto_s_parse_of_that_request(
+    cached_parse: list[str], value: dict[str, Any]
+) -> None:
+    """Every kind of value, bound into the parse kept for the text, compares as moto's own parse of the
+    request compares it, in each place a value may stand (a comparison, IN, BETWEEN, a function)."""
+    expression = "n = :v OR n IN (:v, :w) OR n BETWEEN :w AND :v OR contains(tags, :v) OR #m <> :v"
+    names = {"#m": "m"}
+    ConditionExpressionParser(expression, names, {":v": {"S": "first"}, ":w": {"S": "kept"}}).parse()
+    for other in VALUE_KINDS:
+        values = {":v": value, ":w": other}
+        assert _parsed_as(ConditionExpressionParser.parse, expression, names, values) == _parsed_as(
+            MOTO_PARSE, expression, names, values
+        )
+    assert cached_parse == [expression]
+
+
+def _parsed_as(parse: Any, expression: str, names: dict[str, str], values: dict[str, Any]) -> Any:
+    """What `parse` makes of the request: the condition's outcomes and the placeholders found, or the
+    error it raises (moto refuses a NULL bound of BETWEEN when it makes the condition)."""
+    parser = ConditionExpressionParser(expression, names, values)
+    try:
+        condition = parse(parser)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return _outcomes(condition), parser.expr_attr_names_found, parser.expr_attr_values_found
+
+
+def _outcomes(condition: Any) -> list[Any]:
+    """The condition's answer for each item, or the error it raises (incomparable types included)."""
+    outcomes: list[Any] = []
+    for attributes in ITEMS:
+        try:
+            outcomes.append(condition.expr(_item(attributes)))
+        except Exception as error:
+            outcomes.append(f"{type(error).__name__}: {error}")
+    return outcomes
+
+
+def test_a_value_moto_cannot_read_raises_as_moto_s_parse_raises(cached_parse: list[str]) -> None:
+    ConditionExpressionParser("a = :v", {}, {":v": {"S": "fine"}}).parse()
+    for _ in range(2):
+        with pytest.raises(IndexError):  # moto's AttributeValue of a value with no type
+            ConditionExpressionParser("a = :v", {}, {":v": {}}).parse()
+    with pytest.raises(KeyError):  # a placeholder the request does not define
+        ConditionExpressionParser("a = :other", {}, {":v": {"S": "x"}}).parse()
 
 
 def test_a_caller_s_later_change_to_its_values_reaches_no_remembered_condition(cached_parse: list[str]) -> None:
@@ -135,7 +198,7 @@ def test_a_text_that_does_not_parse_raises_every_time(cached_parse: list[str]) -
         with pytest.raises(Exception) as raised:
             ConditionExpressionParser("attribute_exists(a) AND", {}, {}).parse()
         assert type(raised.value).__name__ == "InvalidConditionExpression" or isinstance(raised.value, ValueError)
-    assert len(cached_parse) == 2
+    assert len(cached_parse) == 2  # nothing kept
 
 
 def test_names_that_are_not_plain_json_are_parsed_as_moto_parses_them(cached_parse: list[str]) -> None:

@@ -105,9 +105,10 @@ among the engine's patches: engine/registry.py.
   (moto's models and all they keep) after 100 collections of its middle generation instead of 10,
   and never walks what the process held when the engine started (`gc.freeze()`); put back on stop
   (collector_thresholds.py).
-- condition_expressions: a DynamoDB ConditionExpression parsed once per text, names and values
-  (moto parses each twice per write, 40–90 µs each), the condition and the placeholders it found
-  remembered (condition_expressions.py).
+- condition_expressions: a DynamoDB ConditionExpression lexed and parsed once per text, names and
+  value placeholders (moto parses each twice per write, 40–90 µs each), its syntax tree and the
+  placeholders it found remembered; each request's condition made from that tree with its own values
+  by moto's last step (condition_expressions.py).
 - request_plans: a JSON-protocol request body read into moto's parameters by a plan made once per
   input shape, not by moto's walk of the shape value by value (request_plans.py).
 - json_copies: the Step Functions interpreter's copies of state data (about 70 per pipeline execution,

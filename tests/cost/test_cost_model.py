@@ -180,3 +180,36 @@ def test_the_tables_keep_every_dollar_figure_whole_at_80_columns_and_mark_the_ji
     assert f"${run.path_cost('EXPRESS', 'dead_lettered').per_million():,.2f}*" in text
     assert f"${run.path_cost('EXPRESS', 'new').per_million():,.2f}*" not in text
     assert "these figures vary from run to run" in " ".join(text.split())
+
+
+def test_a_batch_read_costs_each_key_as_its_own_get_item(stack):
+    """BatchGetItem (the starter's look-up of events already sent, the reconciler's markers) is billed
+    as one GetItem per key: each item's size rounded up to 4 KB, a key with no item the minimum, half
+    for an eventually consistent table's keys
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html,
+    "Read request units and read capacity units": BatchGetItem)."""
+    from types import SimpleNamespace
+
+    from onceflow.devtools.cost.recorder import _Units
+    from onceflow.engine import ACCOUNT_ID, REGION
+
+    dynamodb = stack.client("dynamodb")
+    tables = ("cost-batch-a", "cost-batch-b")
+    for table in tables:
+        dynamodb.create_table(
+            TableName=table,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+    dynamodb.put_item(TableName=tables[0], Item={"pk": {"S": "big"}, "blob": {"S": "x" * 5_000}})
+    dynamodb.put_item(TableName=tables[0], Item={"pk": {"S": "small"}})
+    dynamodb.put_item(TableName=tables[1], Item={"pk": {"S": "small"}})
+    request = {
+        tables[0]: {"Keys": [{"pk": {"S": key}} for key in ("big", "small", "none")], "ConsistentRead": True},
+        tables[1]: {"Keys": [{"pk": {"S": "small"}}]},
+    }
+    units = _Units(
+        SimpleNamespace(current_account=ACCOUNT_ID, region=REGION), "BatchGetItem", {"RequestItems": request}
+    )
+    assert units.compute("") == (2 + 1 + 1 + 0.5, 0.0)

@@ -51,18 +51,30 @@ def test_a_status_change_and_a_sweep_racing_for_one_execution_dead_letter_it_onc
     [stopped] = start_and_stop(stack, interrupts, ["order-raced"])
     event = status_change_event(stack.client("stepfunctions").describe_execution(executionArn=stopped.arn))
     claims = sys.modules["reconciler.claims"].Claims
-    settled = claims.settled
+    settled, settled_among = claims.settled, claims.settled_among
     both_read = threading.Barrier(2, timeout=10)
     raced: list[bool] = []
 
-    def settled_then_wait(self, key: str, now: int) -> bool:
-        answer = settled(self, key, now)
-        if key.endswith(stopped.arn) and len(raced) < 2:
+    def read(answer: bool) -> None:
+        if len(raced) < 2:
             raced.append(answer)
             both_read.wait()  # the other run reads too before this one goes on to claim
+
+    def settled_then_wait(self, key: str, now: int) -> bool:  # the status change's read
+        answer = settled(self, key, now)
+        if key.endswith(stopped.arn):
+            read(answer)
         return answer
 
+    def settled_among_then_wait(self, keys: list[str], now: int) -> set[str]:  # the sweep's batch read
+        found = settled_among(self, keys, now)
+        read_key = next((key for key in keys if key.endswith(stopped.arn)), None)
+        if read_key is not None:
+            read(read_key in found)
+        return found
+
     monkeypatch.setattr(claims, "settled", settled_then_wait)
+    monkeypatch.setattr(claims, "settled_among", settled_among_then_wait)
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(reconciler.status_change, event), pool.submit(reconciler.sweep)]
         outcomes = [run.result(timeout=30) for run in runs]
@@ -178,3 +190,76 @@ def test_a_redriven_message_the_reconciler_dead_letters_keeps_its_redrive_count(
     )["Messages"]
     letter = read_dead_letter(message)
     assert (letter.source, letter.redrive_count) == ("reconciler", 2)
+
+
+class _LeavingUnprocessed:
+    """The reconciler's DynamoDB client, whose BatchGetItem leaves the keys `left` unprocessed (as
+    DynamoDB does under throttling), counting the reads it makes."""
+
+    def __init__(self, client, left: set[str]):
+        self._client, self._left = client, left
+        self.batch_reads: list[int] = []
+        self.single_reads: list[str] = []
+
+    def batch_get_item(self, RequestItems):  # noqa: N803 (boto3's parameter name)
+        [(table, request)] = RequestItems.items()
+        self.batch_reads.append(len(request["Keys"]))
+        assert request["ConsistentRead"] is True
+        kept = [key for key in request["Keys"] if key["pk"]["S"] not in self._left]
+        response = self._client.batch_get_item(RequestItems={table: {**request, "Keys": kept}})
+        left = [key for key in request["Keys"] if key["pk"]["S"] in self._left]
+        if left:
+            response["UnprocessedKeys"] = {table: {"Keys": left, "ConsistentRead": True}}
+        return response
+
+    def get_item(self, **kwargs):
+        self.single_reads.append(kwargs["Key"]["pk"]["S"])
+        return self._client.get_item(**kwargs)
+
+
+def test_markers_read_a_hundred_at_a_time_answer_as_each_read_on_its_own(stack, reconciler):
+    """The sweeps read the markers of what they list with one consistent BatchGetItem per hundred
+    keys (its limit), and find settled exactly the keys `settled` finds settled one by one: a live
+    dead letter, a fresh claim, a marker the state machine's own dead letter left; not a stale
+    claim, an expired marker or none. A key DynamoDB leaves unprocessed is read on its own."""
+    claims_module = sys.modules["reconciler.claims"]
+    table = reconciler.runtime.environment["RECONCILER_TABLE"]
+    dynamodb = stack.client("dynamodb")
+    now, stale = 1_800_000_000, 900
+    markers = {
+        "execution#dead-lettered": (claims_module.DEAD_LETTERED, now - 10, now + 100),
+        "execution#fresh-claim": (claims_module.CLAIMED, now - 10, now + 100),
+        "execution#stale-claim": (claims_module.CLAIMED, now - stale - 1, now + 100),
+        "execution#expired": (claims_module.DEAD_LETTERED, now - 10, now),
+        "execution#by-state-machine": (claims_module.LEFT_TO_THE_STATE_MACHINE, now - 10, now + 100),
+        "execution#unprocessed-live": (claims_module.DEAD_LETTERED, now - 10, now + 100),
+    }
+    for key, (state, claimed_at, expires_at) in markers.items():
+        dynamodb.put_item(
+            TableName=table,
+            Item={
+                "pk": {"S": key},
+                "state": {"S": state},
+                "claimed_at": {"N": str(claimed_at)},
+                "expires_at": {"N": str(expires_at)},
+            },
+        )
+    keys = [*markers, *(f"execution#none-{i}" for i in range(150)), "execution#dead-lettered"]  # one twice
+    client = _LeavingUnprocessed(dynamodb, left={"execution#unprocessed-live", "execution#none-7"})
+    claims = claims_module.Claims(client, table, retention_seconds=1_209_600, stale_seconds=stale)
+
+    found = claims.settled_among(keys, now)
+
+    one_by_one = {key for key in dict.fromkeys(keys) if claims.settled(key, now)}
+    assert (
+        found
+        == one_by_one
+        == {
+            "execution#dead-lettered",
+            "execution#fresh-claim",
+            "execution#by-state-machine",
+            "execution#unprocessed-live",
+        }
+    )
+    assert client.batch_reads == [100, 56]  # 156 distinct keys
+    assert client.single_reads[:2] == ["execution#unprocessed-live", "execution#none-7"]

@@ -8,6 +8,9 @@ function timed out or was killed) leaves a claim that is never completed; once i
 SQS has no transaction to join, and a duplicate dead letter costs only a redrive that the
 pipeline absorbs (its event is already recorded), while a lost one would break R1.
 
+A sweep reads the markers of the executions and events it lists a hundred at a time (one
+BatchGetItem per page of ListExecutions, `settled_among`); a status change event reads its one marker.
+
 Markers expire (DynamoDB TTL on `expires_at`) when the dead letter they stand for may have left
 the dead-letter queue; expiry is checked here too, since TTL deletes items only eventually
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
@@ -15,6 +18,7 @@ the dead-letter queue; expiry is checked here too, since TTL deletes items only 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +28,7 @@ CLAIMED = "claimed"
 DEAD_LETTERED = "dead-lettered"
 LEFT_TO_THE_STATE_MACHINE = "dead-lettered-by-state-machine"
 CHECKPOINT_KEY = "checkpoint#executions"
+BATCH_KEYS = 100  # BatchGetItem's limit of keys per request
 
 
 def execution_key(execution_arn: str) -> str:
@@ -50,6 +55,29 @@ class Claims:
     def settled(self, key: str, now: int) -> bool:
         """A live marker says this execution needs nothing more (a claim in progress counts)."""
         item = self._dynamodb.get_item(TableName=self._table, Key={"pk": {"S": key}}, ConsistentRead=True).get("Item")
+        return self._live(item, now)
+
+    def settled_among(self, keys: Sequence[str], now: int) -> set[str]:
+        """The keys among `keys` that `settled` answers True for, read BATCH_KEYS at a time with one
+        strongly consistent BatchGetItem (a sweep lists up to a hundred executions a page). A key
+        DynamoDB leaves unprocessed (throttling, the response's 16 MB) is read with its own GetItem,
+        which the SDK retries with back-off
+        (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html)."""
+        unique = list(dict.fromkeys(keys))  # BatchGetItem refuses a request that names a key twice
+        found: set[str] = set()
+        for start in range(0, len(unique), BATCH_KEYS):
+            batch = unique[start : start + BATCH_KEYS]
+            response = self._dynamodb.batch_get_item(
+                RequestItems={self._table: {"Keys": [{"pk": {"S": key}} for key in batch], "ConsistentRead": True}}
+            )
+            found.update(
+                item["pk"]["S"] for item in response.get("Responses", {}).get(self._table, []) if self._live(item, now)
+            )
+            unprocessed = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+            found.update(key["pk"]["S"] for key in unprocessed if self.settled(key["pk"]["S"], now))
+        return found
+
+    def _live(self, item: dict[str, Any] | None, now: int) -> bool:
         if item is None or int(item["expires_at"]["N"]) <= now:
             return False
         if item["state"]["S"] == CLAIMED:

@@ -7,20 +7,30 @@ execution's marker first: whichever comes first sends, the others find the marke
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
 from onceflow_common.status_change import DEAD_LETTERED_ERROR, EndedExecution, needs_dead_letter
 from reconciler import dead_letter, sources
-from reconciler.claims import Claims, execution_key
+from reconciler.claims import BATCH_KEYS, Claims, execution_key
 from reconciler.settings import Settings
 
 STUCK_PENDING_ERROR = "Onceflow.StuckPending"
 # DescribeExecution finds nothing to read: history past its 90 days, or an Express execution.
 _NO_EXECUTION_TO_READ = {"ExecutionDoesNotExist", "StateMachineTypeNotSupported", "InvalidArn"}
+T = TypeVar("T")
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of at most `size`, read lazily (a sweep's listing pages on as it goes)."""
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 def _code(error: ClientError) -> str:
@@ -80,11 +90,17 @@ class Reconciler:
         lookback = self.settings.lookback_seconds
         checkpoint = self.claims.checkpoint()
         since = (checkpoint if checkpoint is not None else self.now) - lookback
+        listed = sources.ended_executions(self.sfn, self.settings.state_machine_arn, since, lookback)
         try:
-            for listed in sources.ended_executions(self.sfn, self.settings.state_machine_arn, since, lookback):
+            for chunk in _chunks(listed, BATCH_KEYS):
                 if not self._may_continue():
                     return
-                self._ended(listed.execution_arn, None)
+                keys = [execution_key(execution.execution_arn) for execution in chunk]
+                settled = self.claims.settled_among(keys, self.now)
+                for execution, key in zip(chunk, keys, strict=True):
+                    if not self._may_continue():
+                        return
+                    self._ended(execution.execution_arn, None, settled=key in settled)
         except ClientError as error:
             if _code(error) != "StateMachineTypeNotSupported":
                 raise
@@ -98,15 +114,24 @@ class Reconciler:
         found = sources.pending_before(
             self.dynamodb, self.settings.processed_events_table, self.settings.pending_index, cutoff
         )
-        for pending in found:
-            self.outcome.pending_too_long += 1
-            if self._may_continue():
-                self._pending(pending)
+        for chunk in _chunks(found, BATCH_KEYS):
+            self.outcome.pending_too_long += len(chunk)
+            if not self._may_continue():
+                continue  # still counted: the stuck-pending metric counts them all
+            keys = [execution_key(p.execution_arn) for p in chunk if p.execution_arn is not None]
+            settled = self.claims.settled_among(keys, self.now)
+            for pending in chunk:
+                if self._may_continue():
+                    self._pending(
+                        pending,
+                        settled=pending.execution_arn is not None and execution_key(pending.execution_arn) in settled,
+                    )
 
     # --- one execution or event ----------------------------------------------------------
-    def _ended(self, execution_arn: str, known: EndedExecution | None) -> None:
+    def _ended(self, execution_arn: str, known: EndedExecution | None, settled: bool | None = None) -> None:
+        """`settled`: what the sweep's batch read of the markers found (None: read it now)."""
         key = execution_key(execution_arn)
-        if self.claims.settled(key, self.now):
+        if settled if settled is not None else self.claims.settled(key, self.now):
             self.outcome.already_handled += 1
             return
         execution = known or self._describe(execution_arn)
@@ -124,12 +149,12 @@ class Reconciler:
             )
             self.outcome.already_handled += 1
 
-    def _pending(self, pending: sources.PendingEvent) -> None:
+    def _pending(self, pending: sources.PendingEvent, settled: bool) -> None:
         if pending.execution_arn is None:
             self.outcome.unrecoverable.append(pending.event_id)
             return
         key = execution_key(pending.execution_arn)
-        if self.claims.settled(key, self.now):
+        if settled:
             self.outcome.already_handled += 1
             return
         execution = self._describe(pending.execution_arn)

@@ -118,6 +118,12 @@ class _Units:
             return found
         if self.action == "TransactGetItems":
             return [("Get", e["Get"]["TableName"], e["Get"]["Key"], None) for e in params.get("TransactItems", [])]
+        if self.action == "BatchGetItem":
+            return [
+                ("Get", table, key, None)
+                for table, request in params.get("RequestItems", {}).items()
+                for key in request.get("Keys", [])
+            ]
         return []
 
     def _stored_sizes(self) -> list[int]:
@@ -131,6 +137,13 @@ class _Units:
             return read_units(after[0], consistent=bool(self.params.get("ConsistentRead"))), 0.0
         if self.action == "TransactGetItems":
             return sum(read_units(size, True, transactional=True) for size in after), 0.0
+        if self.action == "BatchGetItem":  # each key read as its own GetItem, its table's consistency
+            consistent = [
+                bool(request.get("ConsistentRead"))
+                for request in self.params.get("RequestItems", {}).values()
+                for _ in request.get("Keys", [])
+            ]
+            return sum(read_units(size, strong) for size, strong in zip(after, consistent, strict=True)), 0.0
         if self.action in ("Query", "Scan"):
             items = json.loads(response_body or "{}").get("Items", [])
             size = sum(item_size(item) for item in items)

@@ -122,6 +122,26 @@ def test_a_json_body_is_read_as_werkzeug_reads_it_without_its_form_parser(monkey
     assert parsers == []
 
 
+def test_a_json_body_in_memory_is_read_without_a_stream_and_an_encoded_one_through_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lanes hold a request's body in memory: `data` is those bytes, read without werkzeug's stream
+    wrapper; a gzip-encoded body is left to the stream, through which moto decompresses it."""
+    body = b'{"TableName": "t"}'
+    werkzeugs = Request(_posted("application/x-amz-json-1.0", body)).data
+    streams: list[str] = []
+    wrap = Request._get_stream_for_parsing
+    monkeypatch.setattr(Request, "_get_stream_for_parsing", lambda self: streams.append("stream") or wrap(self))
+    lane_request = json_lane.LaneRequest(_posted("application/x-amz-json-1.0", body))
+    assert (lane_request.data, lane_request.form, lane_request.files) == (body, {}, {})
+    assert streams == []
+    encoded = _posted("application/x-amz-json-1.0", body)
+    encoded["HTTP_CONTENT_ENCODING"] = "gzip"
+    assert json_lane._json_body(encoded) is None
+    assert json_lane.LaneRequest(encoded).data == werkzeugs
+    assert streams == ["stream"]
+
+
 def test_a_form_body_is_still_parsed_by_werkzeug() -> None:
     lane_request = json_lane.LaneRequest(_posted("application/x-www-form-urlencoded", b"Action=SendMessage&a=1"))
     assert lane_request.form.to_dict() == {"Action": "SendMessage", "a": "1"}

@@ -19,13 +19,14 @@ import pytest
 from moto.core.responses import BaseResponse
 from moto.stepfunctions.responses import StepFunctionResponse, get_backend
 
-from onceflow.engine.speedups import REQUEST_READS
-from onceflow.engine.speedups.request_reads import access_key_read_once, backend_looked_up_once
+from onceflow.engine.speedups import REQUEST_READS, request_reads
+from onceflow.engine.speedups.request_reads import access_key_read_once, backend_looked_up_once, body_parsed_once
 from tests.engine.harness import Account
 
 # This module is imported before any engine starts: moto's own reads.
 MOTO_ACCESS_KEY = BaseResponse.__dict__["get_access_key"]
 MOTO_BACKEND = StepFunctionResponse.__dict__["stepfunction_backend"].fget
+MOTO_GET_PARAM = BaseResponse.__dict__["_get_param"]
 KEY_PATTERN = BaseResponse.access_key_regex
 
 SIGV4 = (
@@ -132,3 +133,47 @@ def test_a_request_through_the_api_searches_its_header_as_often_as_the_switch_sa
         assert sfn.describe_execution(executionArn=execution)["stateMachineArn"] == machine
     finally:
         sfn.delete_state_machine(stateMachineArn=machine)
+
+
+BODIES: list[Any] = [
+    '{"stateMachineArn": "arn:1", "maxResults": 5, "tags": [{"key": "k"}], "filter": {"a": [1]}, "none": null}',
+    b'{"stateMachineArn": "arn:bytes"}',
+    "not json",
+    "[1, 2]",
+    '"a string"',
+    "null",
+    "",
+    None,
+    {"stateMachineArn": "a dict (DynamoDB's handler keeps its parameters as its body)"},
+]
+PARAMETERS = ["stateMachineArn", "maxResults", "tags", "filter", "none", "missing", "fromQuery", "fromPath"]
+
+
+@pytest.mark.parametrize("body", BODIES, ids=range(len(BODIES)))
+def test_a_parameter_read_from_a_body_parsed_once_is_moto_s(monkeypatch: pytest.MonkeyPatch, body: Any) -> None:
+    """Each parameter is what moto's _get_param answers (the query string first, then the JSON body,
+    then the path's parameters, then the default), the body parsed once however many are read; a list
+    or object answered is the caller's own."""
+    read_once = body_parsed_once(MOTO_GET_PARAM)
+
+    def response() -> StepFunctionResponse:
+        answer = StepFunctionResponse()
+        answer.querystring = {"fromQuery": ["q"]}
+        answer.body = body
+        answer.uri_match = {"fromPath": "p", "stateMachineArn": "from the path"}
+        return answer
+
+    moto = response()
+    expected = [MOTO_GET_PARAM(moto, name, "default") for name in PARAMETERS * 2]
+    parses: list[Any] = []
+    loads = json.loads
+    monkeypatch.setattr(request_reads.json, "loads", lambda text: parses.append(text) or loads(text))
+    mine = response()
+    assert [read_once(mine, name, "default") for name in PARAMETERS * 2] == expected
+    assert len(parses) == (0 if body is None else 1)
+    tags = read_once(mine, "tags")
+    if isinstance(tags, list):
+        tags.append("changed by its caller")
+        assert read_once(mine, "tags") == [{"key": "k"}]
+    mine.body = '{"stateMachineArn": "another body"}'
+    assert read_once(mine, "stateMachineArn") == "another body"

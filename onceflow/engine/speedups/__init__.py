@@ -115,8 +115,8 @@ among the engine's patches: engine/registry.py.
   most of them of the input) made by a walk of its dicts and lists, not by `copy.deepcopy`'s dispatch
   and memo; anything not JSON still goes to `copy.deepcopy` (json_copies.py).
 - request_reads: a request's access key id (moto searches the Authorization header for it twice per
-  request) and Step Functions' backend (looked up up to six times per DescribeExecution) read once per
-  request (request_reads.py).
+  request), Step Functions' backend (looked up up to six times per DescribeExecution) and the JSON
+  body moto's `_get_param` parses for every parameter read once per request (request_reads.py).
 - plain_updates: an UpdateItem that only sets top-level attributes to `:placeholder` values and
   removes top-level attributes (the pipeline's "Mark as sent"), on an existing item, with nothing in
   it moto's validator could refuse, is applied to the item directly: moto's condition parser, the

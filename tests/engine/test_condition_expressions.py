@@ -80,13 +80,14 @@ def cached_parse(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def _answers(condition: Any) -> list[Any]:
-    """The condition's answer for each item, or the error it raises (moto's size() of a missing attribute)."""
+    """The condition's answer for each item, or the error it raises (moto's size() of a missing
+    attribute, types that do not compare)."""
     answers: list[Any] = []
     for attributes in ITEMS:
         try:
             answers.append(condition.expr(_item(attributes)))
-        except ValueError as error:
-            answers.append(str(error))
+        except Exception as error:
+            answers.append(f"{type(error).__name__}: {error}")
     return answers
 
 
@@ -161,18 +162,7 @@ def _parsed_as(parse: Any, expression: str, names: dict[str, str], values: dict[
         condition = parse(parser)
     except Exception as error:
         return f"{type(error).__name__}: {error}"
-    return _outcomes(condition), parser.expr_attr_names_found, parser.expr_attr_values_found
-
-
-def _outcomes(condition: Any) -> list[Any]:
-    """The condition's answer for each item, or the error it raises (incomparable types included)."""
-    outcomes: list[Any] = []
-    for attributes in ITEMS:
-        try:
-            outcomes.append(condition.expr(_item(attributes)))
-        except Exception as error:
-            outcomes.append(f"{type(error).__name__}: {error}")
-    return outcomes
+    return _answers(condition), parser.expr_attr_names_found, parser.expr_attr_values_found
 
 
 def test_a_value_moto_cannot_read_raises_as_moto_s_parse_raises(cached_parse: list[str]) -> None:

@@ -24,11 +24,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from onceflow_common.batch_reads import batch_get
+
 CLAIMED = "claimed"
 DEAD_LETTERED = "dead-lettered"
 LEFT_TO_THE_STATE_MACHINE = "dead-lettered-by-state-machine"
 CHECKPOINT_KEY = "checkpoint#executions"
-BATCH_KEYS = 100  # BatchGetItem's limit of keys per request
 
 
 def execution_key(execution_arn: str) -> str:
@@ -58,24 +59,15 @@ class Claims:
         return self._live(item, now)
 
     def settled_among(self, keys: Sequence[str], now: int) -> set[str]:
-        """The keys among `keys` that `settled` answers True for, read BATCH_KEYS at a time with one
+        """The keys among `keys` that `settled` answers True for, read a hundred at a time with one
         strongly consistent BatchGetItem (a sweep lists up to a hundred executions a page). A key
-        DynamoDB leaves unprocessed (throttling, the response's 16 MB) is read with its own GetItem,
-        which the SDK retries with back-off
-        (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html)."""
+        DynamoDB leaves unprocessed is read with its own GetItem, which the SDK retries with back-off."""
         unique = list(dict.fromkeys(keys))  # BatchGetItem refuses a request that names a key twice
-        found: set[str] = set()
-        for start in range(0, len(unique), BATCH_KEYS):
-            batch = unique[start : start + BATCH_KEYS]
-            response = self._dynamodb.batch_get_item(
-                RequestItems={self._table: {"Keys": [{"pk": {"S": key}} for key in batch], "ConsistentRead": True}}
-            )
-            found.update(
-                item["pk"]["S"] for item in response.get("Responses", {}).get(self._table, []) if self._live(item, now)
-            )
-            unprocessed = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
-            found.update(key["pk"]["S"] for key in unprocessed if self.settled(key["pk"]["S"], now))
-        return found
+        items, unprocessed = batch_get(
+            self._dynamodb, self._table, [{"pk": {"S": key}} for key in unique], 1, ConsistentRead=True
+        )
+        found = {item["pk"]["S"] for item in items if self._live(item, now)}
+        return found | {key["pk"]["S"] for key in unprocessed if self.settled(key["pk"]["S"], now)}
 
     def _live(self, item: dict[str, Any] | None, now: int) -> bool:
         if item is None or int(item["expires_at"]["N"]) <= now:

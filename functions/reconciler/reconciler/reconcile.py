@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
+from onceflow_common.batch_reads import MAX_KEYS_PER_REQUEST
 from onceflow_common.status_change import DEAD_LETTERED_ERROR, EndedExecution, needs_dead_letter
 from reconciler import dead_letter, sources
-from reconciler.claims import BATCH_KEYS, Claims, execution_key
+from reconciler.claims import Claims, execution_key
 from reconciler.settings import Settings
 
 STUCK_PENDING_ERROR = "Onceflow.StuckPending"
@@ -92,7 +93,7 @@ class Reconciler:
         since = (checkpoint if checkpoint is not None else self.now) - lookback
         listed = sources.ended_executions(self.sfn, self.settings.state_machine_arn, since, lookback)
         try:
-            for chunk in _chunks(listed, BATCH_KEYS):
+            for chunk in _chunks(listed, MAX_KEYS_PER_REQUEST):
                 if not self._may_continue():
                     return
                 keys = [execution_key(execution.execution_arn) for execution in chunk]
@@ -114,7 +115,7 @@ class Reconciler:
         found = sources.pending_before(
             self.dynamodb, self.settings.processed_events_table, self.settings.pending_index, cutoff
         )
-        for chunk in _chunks(found, BATCH_KEYS):
+        for chunk in _chunks(found, MAX_KEYS_PER_REQUEST):
             self.outcome.pending_too_long += len(chunk)
             if not self._may_continue():
                 continue  # still counted: the stuck-pending metric counts them all
@@ -131,7 +132,9 @@ class Reconciler:
     def _ended(self, execution_arn: str, known: EndedExecution | None, settled: bool | None = None) -> None:
         """`settled`: what the sweep's batch read of the markers found (None: read it now)."""
         key = execution_key(execution_arn)
-        if settled if settled is not None else self.claims.settled(key, self.now):
+        if settled is None:
+            settled = self.claims.settled(key, self.now)
+        if settled:
             self.outcome.already_handled += 1
             return
         execution = known or self._describe(execution_arn)

@@ -13,15 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from onceflow_common.batch_reads import batch_get
 from starter.messages import PipelineEvent
 
-MAX_KEYS_PER_REQUEST = 100  # BatchGetItem's limit
 LOOKUP_ROUNDS = 3  # UnprocessedKeys are asked for again, this many times at most
-
-
-def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> set[tuple[str, str]]:
@@ -31,24 +26,17 @@ def already_sent(dynamodb: Any, table: str, events: Iterable[PipelineEvent]) -> 
     one that matches the record is already done (the other is a conflict for the workflow).
     """
     wanted = {(event.event_id, event.payload_hash) for event in events}
-    found: dict[str, dict[str, Any]] = {}
     ids = sorted({event_id for event_id, _ in wanted})  # BatchGetItem refuses duplicate keys
-    for page in _chunks(ids, MAX_KEYS_PER_REQUEST):
-        request: dict[str, Any] = {
-            table: {
-                "Keys": [{"event_id": {"S": event_id}} for event_id in page],
-                "ConsistentRead": True,
-                "ProjectionExpression": "event_id, #status, payload_hash",
-                "ExpressionAttributeNames": {"#status": "status"},
-            }
-        }
-        for _ in range(LOOKUP_ROUNDS):
-            response = dynamodb.batch_get_item(RequestItems=request)
-            for item in response.get("Responses", {}).get(table, []):
-                found[item["event_id"]["S"]] = item
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
+    items, _ = batch_get(
+        dynamodb,
+        table,
+        [{"event_id": {"S": event_id}} for event_id in ids],
+        LOOKUP_ROUNDS,
+        ConsistentRead=True,
+        ProjectionExpression="event_id, #status, payload_hash",
+        ExpressionAttributeNames={"#status": "status"},
+    )
+    found = {item["event_id"]["S"]: item for item in items}
     sent = {
         (event_id, item.get("payload_hash", {}).get("S"))
         for event_id, item in found.items()

@@ -43,16 +43,20 @@ def moto_needs() -> list[Need]:
 def size_of(item: Any) -> int:
     """What moto counts for an item's attribute name or value."""
     if type(item) is str:
-        return len(item) if item.isascii() else len(item.encode("utf-8"))
+        return _utf8_size(item)
     if type(item) is DynamoType:
         value = item.value
         if type(value) is str:
             if item.type == "S":
-                return len(value) if value.isascii() else len(value.encode("utf-8"))
+                return _utf8_size(value)
             if item.type == "N":
                 return len(value)
         return item.size()
     return bytesize(str(item))
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def set_attribute(self: LimitedSizeDict, key: str, value: Any) -> None:

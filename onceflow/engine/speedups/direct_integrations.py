@@ -43,6 +43,7 @@ from moto.core.exceptions import HTTPException
 
 from onceflow.engine.bookkeeping.once_per_key import once_per_key
 from onceflow.engine.moto_shape import Need, need
+from onceflow.engine.speedups import handed_params
 from onceflow.engine.speedups.json_lane import LaneRequest
 from onceflow.engine.speedups.wsgi_environ import root_environ
 
@@ -90,14 +91,22 @@ class DirectCall:
     """A `before-call` handler for one JSON- or query-protocol integration client: answers its calls
     from moto's response classes, or returns None (the call then goes on as before)."""
 
-    def __init__(self, client: Any, request_lock: threading.RLock):
+    def __init__(
+        self, client: Any, request_lock: threading.RLock, handing: handed_params.HandingSerializer | None = None
+    ):
         self._endpoint = client._endpoint
         self._parser = self._endpoint._response_parser_factory.create_parser(
             client.meta.service_model.resolved_protocol
         )
         self._request_lock = request_lock
+        self._handing = handing
 
     def __call__(self, model: Any, params: dict[str, Any], request_signer: Any, **_: Any) -> Any:
+        if handed_params.HANDED in params:
+            answer = self._handed(model, params, request_signer)
+            if answer is not None:
+                return answer
+            self._handing.write_body(params, model)  # type: ignore[union-attr]
         if params["method"] != "POST" or model.has_streaming_input or model.has_streaming_output:
             return None
         url = params["url"]
@@ -113,6 +122,34 @@ class DirectCall:
             except HTTPException as error:
                 status, headers, body = error.code, error.get_headers(), error.get_body()
         return self._parsed(url, model, int(status), headers, body)
+
+    def _handed(self, model: Any, params: dict[str, Any], request_signer: Any) -> tuple[AWSResponse, dict] | None:
+        """The call answered with its parameters handed to moto's response class (handed_params.py),
+        or None if that class or the parameters cannot be handed over."""
+        url = params["url"]
+        if not url.endswith("/") or "?" in url or not handed_params.moto_auth_is_off():
+            return None
+        handler = _handler_for(url)
+        response_class = handed_params.handed_class(handler) if handler is not None else None
+        if response_class is None:
+            return None
+        response = response_class()
+        try:
+            moto_params = handed_params.moto_params(
+                response_class, response.boto3_service_name, model.name, params[handed_params.HANDED]
+            )
+        except handed_params.Unconverted:
+            return None
+        environ = handed_params.header_environ(url, params["headers"], _credential_scope(request_signer))
+        if environ is None:
+            return None
+        with self._request_lock:
+            handed_params.set_up(response, url, environ, moto_params)
+            try:
+                status, answer_headers, body = response.call_action()
+            except HTTPException as error:
+                status, answer_headers, body = error.code, error.get_headers(), error.get_body()
+        return self._parsed(url, model, int(status), answer_headers, body)
 
     def _parsed(self, url: str, model: Any, status: int, headers: Any, body: Any) -> tuple[AWSResponse, dict]:
         raw = body.encode("utf-8") if isinstance(body, str) else body or b""
@@ -163,11 +200,17 @@ def _credential_scope(request_signer: Any) -> str:
     return unsigned_authorization(scope, "host")
 
 
-def register(client: Any, request_lock: threading.RLock) -> None:
+def register(client: Any, request_lock: threading.RLock, handed: bool = False) -> None:
     """Answer `client`'s calls directly if its service speaks JSON or query; registered last, so that
-    any other `before-call` handler of the client runs first."""
+    any other `before-call` handler of the client runs first. `handed`: its JSON calls' parameters
+    handed to moto without a body (handed_params.py)."""
     service = client.meta.service_model
-    if service.resolved_protocol in PROTOCOLS:
-        client.meta.events.register_last(
-            f"before-call.{service.service_id.hyphenize()}", DirectCall(client, request_lock)
-        )
+    if service.resolved_protocol not in PROTOCOLS:
+        return
+    handing = None
+    if handed and service.resolved_protocol == "json":
+        handing = handed_params.HandingSerializer(client._serializer)
+        client._serializer = handing
+    client.meta.events.register_last(
+        f"before-call.{service.service_id.hyphenize()}", DirectCall(client, request_lock, handing)
+    )

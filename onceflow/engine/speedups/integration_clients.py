@@ -28,13 +28,15 @@ from onceflow.engine.moto_shape import Need, need
 from onceflow.engine.speedups import (
     CLIENT_CACHE,
     DIRECT_INTEGRATIONS,
+    HANDED_PARAMS,
     IN_PROCESS_INTEGRATIONS,
     SpeedupError,
     direct_integrations,
 )
 
 Patch = tuple[Any, str, Any]
-SPEEDUPS = (CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, DIRECT_INTEGRATIONS)  # direct: with in-process only
+# direct: with in-process only; handed: with direct only
+SPEEDUPS = (CLIENT_CACHE, IN_PROCESS_INTEGRATIONS, DIRECT_INTEGRATIONS, HANDED_PARAMS)
 
 INTEGRATION_MODULES = [
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
@@ -62,6 +64,7 @@ def patches(speedups: frozenset[str], request_lock: threading.RLock | None) -> l
         cached=CLIENT_CACHE in speedups,
         request_lock=request_lock if in_process else None,
         direct=DIRECT_INTEGRATIONS in speedups,
+        handed=HANDED_PARAMS in speedups,
     )
 
 
@@ -78,10 +81,13 @@ class _LockedStubber(BotocoreStubber):
             return super().__call__(event_name, request, **kwargs)
 
 
-def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_arn: str | None, direct: bool) -> Any:
+def _in_process_client(
+    region: str, service: str, stubber: _LockedStubber, role_arn: str | None, direct: bool, handed: bool = False
+) -> Any:
     """A client as moto's boto_client_for makes it under mock_aws: AWS's own endpoint, answered by the
     stubber; signed as the state machine's role (engine/iam/task_credentials.py). `direct`: its JSON
-    and query calls answered before that (direct_integrations.py)."""
+    and query calls answered before that (direct_integrations.py); `handed`: its JSON calls' parameters
+    handed to moto without a body (handed_params.py)."""
     client = _CLIENT_SESSION.client(
         service,
         region_name=region,
@@ -95,7 +101,7 @@ def _in_process_client(region: str, service: str, stubber: _LockedStubber, role_
     )
     client.meta.events.register_first("before-send", stubber)
     if direct:
-        direct_integrations.register(client, stubber.request_lock)
+        direct_integrations.register(client, stubber.request_lock, handed)
     return client
 
 
@@ -103,14 +109,17 @@ _CLIENT_SESSION = boto3.session.Session()
 _CLIENT_SESSION_LOCK = threading.Lock()  # botocore sessions are not safe to build clients on concurrently
 
 
-def integration_clients(cached: bool, request_lock: threading.RLock | None, direct: bool = False) -> list[Patch]:
+def integration_clients(
+    cached: bool, request_lock: threading.RLock | None, direct: bool = False, handed: bool = False
+) -> list[Patch]:
     stubber = _LockedStubber(request_lock) if request_lock is not None else None
 
     def build(region: str, service: str, state_credentials: Any) -> Any:
         if stubber is None:
             return task_credentials.client_for(region, service, state_credentials)
         with _CLIENT_SESSION_LOCK:
-            return _in_process_client(region, service, stubber, task_credentials.role_of(state_credentials), direct)
+            role_arn = task_credentials.role_of(state_credentials)
+            return _in_process_client(region, service, stubber, role_arn, direct, handed and direct)
 
     @once_per_key
     def build_cached(region: str, service: str, port: str, role_arn: str | None) -> Any:

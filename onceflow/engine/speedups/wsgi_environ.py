@@ -63,6 +63,22 @@ def root_environ(method: str, url: str, headers: Iterable[tuple[str, str | bytes
         "wsgi.multiprocess": False,
         "wsgi.run_once": False,
     }
+    entries = header_entries(headers)
+    if entries is None:
+        return None
+    content_type, combined = entries
+    if content_type is not None:
+        environ["CONTENT_TYPE"] = content_type
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.update(combined)
+    return environ
+
+
+def header_entries(headers: Iterable[tuple[str, str | bytes]]) -> tuple[str | None, dict[str, str]] | None:
+    """The Content-Type and the HTTP_* entries of werkzeug's environ for these headers (the values of
+    one name joined by ", "), Content-Length left out; None for a Transfer-Encoding or a header value
+    with a line break, which werkzeug refuses."""
+    content_type = None
     combined: dict[str, list[str]] = {}
     for name, value in headers:
         text = value.decode("utf-8") if isinstance(value, bytes) else value
@@ -70,10 +86,7 @@ def root_environ(method: str, url: str, headers: Iterable[tuple[str, str | bytes
         if lowered == "transfer-encoding" or "\n" in text or "\r" in text:
             return None
         if lowered == "content-type":
-            environ["CONTENT_TYPE"] = text
+            content_type = text
         elif lowered != "content-length":
             combined.setdefault(f"HTTP_{name.upper().replace('-', '_')}", []).append(text)
-    environ["CONTENT_LENGTH"] = str(len(body))
-    for key, values in combined.items():
-        environ[key] = ", ".join(values)
-    return environ
+    return content_type, {key: ", ".join(values) for key, values in combined.items()}

@@ -227,6 +227,91 @@ def test_a_handed_response_object_is_set_up_as_setup_class_sets_it_up(response_c
     assert mine["region"] == url.split(".")[1]
 
 
+def _query_body(operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    """botocore's query-protocol body for SNS: the flat dict it URL-encodes."""
+    model = _SESSION.get_service_model("sns").operation_model(operation)
+    return create_serializer("query", include_validation=False).serialize_to_request(params, model)["body"]
+
+
+PUBLISH = {
+    "TopicArn": "arn:aws:sns:eu-west-1:123456789012:t",
+    "Message": '{"a": "b&Action=c ✓ + %"}',
+    "MessageAttributes": {
+        "text": {"DataType": "String", "StringValue": "x=y&z"},
+        "number": {"DataType": "Number", "StringValue": "12.5"},
+        "raw": {"DataType": "Binary", "BinaryValue": b"\x00\xff"},
+        "list": {"DataType": "String.Array", "StringValue": '["a", 1]'},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "operation,params",
+    [("Publish", PUBLISH), ("ListTopics", {}), ("CreateTopic", {"Name": "t", "Attributes": {}, "Tags": []})],
+)
+def test_a_handed_form_sets_the_response_object_up_as_setup_class_does(operation: str, params: dict) -> None:
+    """A query-protocol call (SNS): the form werkzeug would read from botocore's URL-encoded body, and
+    moto's own parse of it; everything setup_class sets but the request object."""
+    from botocore.awsrequest import AWSRequest
+    from moto.sns.responses import SNSResponse
+
+    url = "https://sns.eu-west-1.amazonaws.com/"
+    body = _query_body(operation, params)
+    authorization = direct_integrations.unsigned_authorization(
+        "AKIAIOSFODNN7EXAMPLE/20261208/eu-west-1/sns/aws4_request", "host"
+    )
+    headers = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "User-Agent": "Boto3/1.44"}
+    prepared = AWSRequest(method="POST", url=url, data=body, headers={**headers, "Authorization": authorization})
+    by_moto = SNSResponse()
+    by_moto.setup_class(direct_integrations.direct_request(prepared.prepare()))
+    form = handed_params.form_of(body)
+    assert form is not None
+    environ = handed_params.header_environ(url, headers, authorization)
+    handed = SNSResponse()
+    handed_params.form_set_up(form)(handed, url, environ)
+    mine, theirs = dict(vars(handed)), dict(vars(by_moto))
+    assert set(theirs) - set(mine) == {"normalized_request"} and set(mine) - set(theirs) == set()
+    theirs.pop("normalized_request")
+    assert [(k, v) for k, v in theirs.pop("headers").items() if k != "Content-Length"] == list(
+        mine.pop("headers").items()
+    )
+    assert mine.pop("response_headers").keys() == theirs.pop("response_headers").keys()
+    assert list(mine.pop("form_data").items(multi=True)) == list(theirs.pop("form_data").items(multi=True))
+    assert _ordered(mine.pop("params")) == _ordered(theirs.pop("params"))
+    assert list(mine.pop("querystring").items()) == list(theirs.pop("querystring").items())
+    assert list(mine.pop("data").items()) == list(theirs.pop("data").items())
+    assert mine == theirs  # the body (empty: werkzeug read it as the form), region, account, URL parts...
+    assert mine["region"] == "eu-west-1"
+
+
+FORMS: list[tuple[dict[str, Any], list[tuple[str, str]] | None]] = [
+    ({"Action": "Publish", "N": 3, "F": 1.5}, [("Action", "Publish"), ("N", "3"), ("F", "1.5")]),  # urlencode's str()
+    ({"Action": "Publish", "Empty": ""}, [("Action", "Publish"), ("Empty", "")]),
+    ({"Action": "Publish", "Bytes": b"x"}, None),  # not what this reads: left to werkzeug
+    ({"Action": "Publish", "Lone": "\ud800"}, None),  # UTF-8 cannot encode it: urlencode fails, as before
+    ({f"K{index}": "v" for index in range(1000)}, None),  # near werkzeug's 1,000 parts
+    ({"Action": "Publish", "Message": "x" * 100_001}, None),  # near werkzeug's form memory limit
+]
+
+
+@pytest.mark.parametrize(("body", "pairs"), FORMS, ids=[repr(pairs)[:40] for _, pairs in FORMS])
+def test_a_form_is_read_as_werkzeug_reads_botocore_s_body(body: dict[str, Any], pairs: Any) -> None:
+    form = handed_params.form_of(body)
+    if pairs is None:
+        assert form is None
+        return
+    assert form is not None and list(form.items(multi=True)) == pairs
+    from botocore.awsrequest import AWSRequest
+
+    prepared = AWSRequest(
+        method="POST",
+        url="https://sns.us-east-1.amazonaws.com/",
+        data=body,
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"},
+    ).prepare()
+    assert list(direct_integrations.direct_request(prepared).form.items(multi=True)) == pairs
+
+
 def test_a_header_werkzeug_refuses_is_not_handed() -> None:
     url = "https://dynamodb.us-east-1.amazonaws.com/"
     assert handed_params.header_environ(url, {"X-Bad": "a\nb"}, "AWS4-HMAC-SHA256 Credential=x") is None
@@ -253,8 +338,8 @@ def handed_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     calls: list[tuple[str, bool]] = []
     handed = direct_integrations.DirectCall._handed
 
-    def counted(self: Any, model: Any, params: dict, request_signer: Any) -> Any:
-        answer = handed(self, model, params, request_signer)
+    def counted(self: Any, model: Any, params: dict, request_signer: Any, set_up: Any) -> Any:
+        answer = handed(self, model, params, request_signer, set_up)
         calls.append((model.name, answer is not None))
         return answer
 
@@ -362,13 +447,50 @@ CALLS: dict[str, tuple[str, str, Callable[[Any, Any], Any], bool, tuple[str, str
 }
 
 
+CALLS.update(
+    {
+        "a publish with every kind of message attribute (a form)": (
+            "sns",
+            "role",
+            lambda stack, sns: sns.publish(
+                TopicArn=stack.notification_topic_arn,
+                Message='{"text": "a&Action=b ✓"}',
+                MessageAttributes={
+                    "text": {"DataType": "String", "StringValue": "x=y&z"},
+                    "number": {"DataType": "Number", "StringValue": "12.5"},
+                    "raw": {"DataType": "Binary", "BinaryValue": b"\x00\xff"},
+                },
+            ),
+            True,
+            ("ok", None),
+        ),
+        "a topic's attributes (a map in XML)": (
+            "sns",
+            "admin",
+            lambda stack, sns: sns.get_topic_attributes(TopicArn=stack.notification_topic_arn),
+            True,
+            ("ok", None),
+        ),
+        "a message attribute SNS refuses": (
+            "sns",
+            "admin",
+            lambda stack, sns: sns.publish(
+                TopicArn=stack.notification_topic_arn,
+                Message="x",
+                MessageAttributes={"n": {"DataType": "Number", "StringValue": "not a number"}},
+            ),
+            True,
+            ("InvalidParameterException", "InvalidParameter"),
+        ),
+    }
+)
 # direct_integrations' cases to DynamoDB and SQS (a cancelled transaction, a failed condition, an IAM
 # denial, SQS's query-compatible error codes...), all of which are handed over.
 CALLS.update(
     {
         f"{case} (direct_integrations' case)": (service, who, call, True, expected)
         for case, (service, who, call, expected) in DIRECT_CALLS.items()
-        if service in SERVICES
+        if service in (*SERVICES, "sns")
     }
 )
 

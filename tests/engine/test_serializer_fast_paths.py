@@ -9,6 +9,7 @@ serializer), with strings and booleans written as they are, enums, numbers and n
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -87,3 +88,24 @@ def test_responses_are_byte_for_byte_those_of_motos_serializer(
     assert any(b'"TaskFailed"' in body for body in histories)
     listed = fast[0]  # ListExecutions: moto keeps its dates as aware datetimes, written as epoch seconds
     assert calls[0][1].endswith("ListExecutions") and b'"startDate": 17' in listed and b'"stopDate": 17' in listed
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"MessageId": "m"}',
+        "<PublishResponse><PublishResult><MessageId>m</MessageId></PublishResult>"
+        "<ResponseMetadata><RequestId>placeholder</RequestId></ResponseMetadata></PublishResponse>",
+        "",
+    ],
+)
+def test_a_request_id_is_set_as_moto_sets_it(body: str) -> None:
+    """The same headers and body as moto's _enrich_response, but for the id drawn (52 letters and
+    digits, in the headers and in an XML body's RequestId)."""
+    ours = serializer_fast_paths._enrich_response({"status": 200}, body)
+    theirs = serializer_fast_paths._ORIGINAL_ENRICH({"status": 200}, body)
+    for headers, written in (ours, theirs):
+        request_id = headers.pop("x-amzn-requestid")
+        assert re.fullmatch(r"[A-Za-z0-9]{52}", request_id)
+        assert headers == {"status": "200"}
+        assert written == body.replace("placeholder", request_id)

@@ -125,12 +125,13 @@ among the engine's patches: engine/registry.py.
 - item_sizes: DynamoDB's item-size check, which moto makes on every attribute it sets by summing the
   size of every attribute already there through DynamoType.size()'s chain of type tests, measures a
   name and an S or N value directly (item_sizes.py); anything else, the limit and the error are moto's.
-- handed_params (with direct_integrations): a Task's call to a JSON-protocol service whose moto
-  response class parses its parameters itself (DynamoDB, SQS) hands it the parameters moto would
-  read from botocore's body, without writing and reading the body; the response class set up as
-  moto's setup_class sets it up, less the request object and the body, which its handlers do not
-  read (handed_params.py): 0.95x the instructions of a pipeline execution, whose TransactWriteItems and
-  UpdateItem it hands over.
+- handed_params (with direct_integrations): a Task's call to a JSON- or query-protocol service whose
+  moto response class parses its parameters itself (DynamoDB, SQS, SNS) hands it the parameters moto
+  would read from botocore's body (JSON: a plan per input shape; a query: the form werkzeug would
+  read, parsed by moto), without writing and reading the body; the response object set up as moto's
+  setup_class sets it up, less the request object (and a JSON body, which its handlers do not read)
+  (handed_params.py): 0.93x the instructions of a pipeline execution, whose three Task calls it hands
+  over.
 `ONCEFLOW_SPEEDUPS_OFF=name,name` (or `all`) switches speed-ups off wherever the default set is
 asked for (`EmbeddedAws()`, `speedups=True`): a way to run any test or tool with one switched off.
 """

@@ -92,7 +92,11 @@ class DirectCall:
     from moto's response classes, or returns None (the call then goes on as before)."""
 
     def __init__(
-        self, client: Any, request_lock: threading.RLock, handing: handed_params.HandingSerializer | None = None
+        self,
+        client: Any,
+        request_lock: threading.RLock,
+        handing: handed_params.HandingSerializer | None = None,
+        hands_forms: bool = False,
     ):
         self._endpoint = client._endpoint
         self._parser = self._endpoint._response_parser_factory.create_parser(
@@ -100,13 +104,20 @@ class DirectCall:
         )
         self._request_lock = request_lock
         self._handing = handing
+        self._hands_forms = hands_forms
 
     def __call__(self, model: Any, params: dict[str, Any], request_signer: Any, **_: Any) -> Any:
         if handed_params.HANDED in params:
-            answer = self._handed(model, params, request_signer)
+            answer = self._handed(model, params, request_signer, self._json_set_up(model, params))
             if answer is not None:
                 return answer
             self._handing.write_body(params, model)  # type: ignore[union-attr]
+        elif self._hands_forms and type(params["body"]) is dict:
+            form = handed_params.form_of(params["body"])
+            if form is not None:
+                answer = self._handed(model, params, request_signer, handed_params.form_set_up(form))
+                if answer is not None:
+                    return answer
         if params["method"] != "POST" or model.has_streaming_input or model.has_streaming_output:
             return None
         url = params["url"]
@@ -123,9 +134,22 @@ class DirectCall:
                 status, headers, body = error.code, error.get_headers(), error.get_body()
         return self._parsed(url, model, int(status), headers, body)
 
-    def _handed(self, model: Any, params: dict[str, Any], request_signer: Any) -> tuple[AWSResponse, dict] | None:
-        """The call answered with its parameters handed to moto's response class (handed_params.py),
-        or None if that class or the parameters cannot be handed over."""
+    def _json_set_up(self, model: Any, params: dict[str, Any]) -> handed_params.SetUp:
+        """Set a response object up with the JSON parameters `params` carries (HANDED)."""
+
+        def set_up(response: Any, url: str, environ: dict[str, str]) -> None:
+            moto_params = handed_params.moto_params(
+                type(response), response.boto3_service_name, model.name, params[handed_params.HANDED]
+            )
+            handed_params.set_up(response, url, environ, moto_params)
+
+        return set_up
+
+    def _handed(
+        self, model: Any, params: dict[str, Any], request_signer: Any, set_up: handed_params.SetUp
+    ) -> tuple[AWSResponse, dict] | None:
+        """The call answered by moto's response class set up by `set_up` from what the request
+        carries (handed_params.py), or None if that class or the parameters cannot be handed over."""
         url = params["url"]
         if not url.endswith("/") or "?" in url or not handed_params.moto_auth_is_off():
             return None
@@ -133,18 +157,15 @@ class DirectCall:
         response_class = handed_params.handed_class(handler) if handler is not None else None
         if response_class is None:
             return None
-        response = response_class()
-        try:
-            moto_params = handed_params.moto_params(
-                response_class, response.boto3_service_name, model.name, params[handed_params.HANDED]
-            )
-        except handed_params.Unconverted:
-            return None
         environ = handed_params.header_environ(url, params["headers"], _credential_scope(request_signer))
         if environ is None:
             return None
+        response = response_class()
         with self._request_lock:
-            handed_params.set_up(response, url, environ, moto_params)
+            try:
+                set_up(response, url, environ)
+            except handed_params.Unconverted:
+                return None
             try:
                 status, answer_headers, body = response.call_action()
             except HTTPException as error:
@@ -211,6 +232,7 @@ def register(client: Any, request_lock: threading.RLock, handed: bool = False) -
     if handed and service.resolved_protocol == "json":
         handing = handed_params.HandingSerializer(client._serializer)
         client._serializer = handing
+    hands_forms = handed and service.resolved_protocol == "query"
     client.meta.events.register_last(
-        f"before-call.{service.service_id.hyphenize()}", DirectCall(client, request_lock, handing)
+        f"before-call.{service.service_id.hyphenize()}", DirectCall(client, request_lock, handing, hands_forms)
     )

@@ -1,34 +1,38 @@
-"""The `handed_params` speed-up (with direct_integrations): a Task's JSON-protocol call hands moto's
-response class the parameters moto would have read from botocore's request body, without the body.
+"""The `handed_params` speed-up (with direct_integrations): a Task's call to a JSON- or query-protocol
+service hands moto's response class the parameters moto would have read from botocore's request
+body, without the round trip of the body through text.
 
-With direct_integrations alone, an integration call's parameters still make a round trip through
-text: botocore's serializer walks the input shape and writes JSON, direct_integrations builds a
-request around it, and moto's setup_class reads it back (the WSGI request, the body as a query
-string, the JSON, the walk of the shape that `parse_parameters` makes). That was about a third of
-a DynamoDB UpdateItem integration call (`benchmarks/instructions.py`, issue 33).
+With direct_integrations alone, an integration call's parameters still go through text: botocore's
+serializer walks the input shape and writes JSON (or a form, URL-encoded), direct_integrations builds
+a request around it, and moto's setup_class reads it back (the WSGI request, werkzeug's form parser,
+the body as a query string, the JSON, the walk of the shape that `parse_parameters` makes). That was
+about a third of a DynamoDB UpdateItem integration call and a fifth of an SNS Publish.
 
-Here, for an operation of a JSON-protocol service whose moto response class parses its parameters
-automatically (DynamoDB, SQS: `automated_parameter_parsing`) and is served by moto's plain
-`dispatch`:
-- the client's serializer writes the request without its body (its method, URL path and headers:
-  the X-Amz-Target and Content-Type moto reads) and carries the API parameters beside it
-  (`HandingSerializer`); every other operation is serialized as before;
-- direct_integrations' `before-call` handler converts them into the parameters moto's parser would
-  have made of botocore's body (`moto_params`: a plan per input shape, made once, with moto's own
-  conversions of numbers, blobs and timestamps and botocore's of what it writes for them), sets the
-  response class up as `setup_class` sets it up for that request (`set_up`), and calls its
-  `call_action`, the engine's wrappers (IAM, validation) included;
-- anything the plan does not convert exactly (a value not of JSON's types, an unknown member, a null
-  where botocore would fail) and any URL no such class serves is given its body after all, and goes
-  on as before, so it fails as it failed.
+Taken by a service whose moto response class parses its parameters automatically into a plain dict
+(`automated_parameter_parsing`: DynamoDB, SQS, SNS) and is served by moto's plain `dispatch`:
+- JSON protocol (DynamoDB, SQS): the client's serializer writes the request without its body (its
+  method, URL path and headers: the X-Amz-Target and Content-Type moto reads) and carries the API
+  parameters beside it (`HandingSerializer`); direct_integrations' `before-call` handler converts
+  them into the parameters moto's parser would have made of botocore's body (`moto_params`: a plan
+  per input shape, made once, with moto's own conversions of numbers and blobs and botocore's of
+  what it writes for them) and sets the response object up (`set_up`);
+- query protocol (SNS): botocore's body is a flat dict before it is URL-encoded; the form werkzeug
+  would read back from it is made directly (`form_of`: text as it is, a number as urlencode writes
+  it) and moto's own `parse_parameters` reads it (`form_set_up`);
+- the response object is set up as `setup_class` sets it up for that request, and its `call_action`
+  runs, the engine's wrappers (IAM, validation) included;
+- anything not converted exactly (a value not of JSON's types, an unknown member, a null where
+  botocore would fail, a timestamp, a form near werkzeug's limits) and any URL no such class serves
+  goes with its body after all, so it fails as it failed.
 
-What the response object does not get, and moto's handlers for these services do not read:
-`normalized_request` (the request object), a `body`/`raw_body` (empty: DynamoDB's handlers read
-`self.body` only after call_action set it to the parameters), and `querystring`/`data` (moto's
-parse of a JSON body as a query string, pairs with no meaning; empty). Its headers are the ones moto
+What a handed response object does not get, and moto's handlers for these services do not read:
+`normalized_request` (the request object); for JSON, a `body`/`raw_body` (empty: DynamoDB's
+handlers read `self.body` only after call_action set it to the parameters) and `querystring`/`data`
+(moto's parse of a JSON body as a query string: pairs with no meaning, which moto's real path even
+reads an `Action` from when a value holds "&Action="; empty here). Its headers are the ones moto
 reads from the request, less Content-Length. tests/engine/test_handed_params.py compares a handed
-response object with the one setup_class makes, attribute by attribute, and the parameters with
-moto's parse of botocore's body, shape by shape, for every operation of the services it serves.
+response object with the one setup_class makes, attribute by attribute, the parameters with moto's
+parse of botocore's body for every operation of DynamoDB and SQS, and calls' answers both ways.
 """
 
 from __future__ import annotations
@@ -58,6 +62,11 @@ from onceflow.engine.speedups.wsgi_environ import header_entries
 
 HANDED = "onceflow_handed_params"  # the request dict's key for the API parameters it carries instead of a body
 Plan = Callable[[Any], Any]
+SetUp = Callable[[BaseResponse, str, dict[str, str]], None]  # a response object, the URL, the header environ
+# werkzeug's limits on a URL-encoded form (max_form_parts, max_form_memory_size): a body near them is
+# left to werkzeug, which refuses one past them.
+_MOST_FORM_PARTS = 900
+_MOST_FORM_CHARACTERS = 100_000
 _JSON_SCALARS = (str, int, float, bool)
 _EMPTY_FORM: ImmutableMultiDict = ImmutableMultiDict()
 # Types botocore's JSON serializer writes as they are (_default_serialize), so a null member is
@@ -153,13 +162,58 @@ def set_up(response: BaseResponse, url: str, environ: dict[str, str], params: di
     """What BaseResponse.setup_class sets for botocore's POST of a JSON body to `url` (`/`) with the
     headers in `environ` (header_environ), with `params` as moto's parse of that body, less what the
     module's docstring lists."""
+    _set_up_request(response, url, environ, _EMPTY_FORM, OrderedDict())
+    response.params = params
+    _set_up_caller(response, environ)
+
+
+def form_of(body: dict[Any, Any]) -> ImmutableMultiDict | None:
+    """The form werkzeug reads from botocore's query-protocol body (a flat dict it URL-encodes), or
+    None for one this cannot read as werkzeug would (a value neither text nor a number, text UTF-8
+    cannot encode, a body near werkzeug's limits on a form's parts and size)."""
+    pairs = []
+    size = 0
+    for key, value in body.items():
+        kind = type(value)
+        if kind is not str:
+            if kind is not int and kind is not float:
+                return None
+            value = str(value)  # what urlencode writes for a number
+        if type(key) is not str or not _encodable(key) or not _encodable(value):
+            return None
+        size += len(key) + len(value)
+        pairs.append((key, value))
+    if len(pairs) > _MOST_FORM_PARTS or size > _MOST_FORM_CHARACTERS:
+        return None
+    return ImmutableMultiDict(pairs)
+
+
+def form_set_up(form: ImmutableMultiDict) -> SetUp:
+    """What BaseResponse.setup_class sets for botocore's POST of a URL-encoded `form` to `url` (`/`):
+    moto's own parse of the form's values into its parameters."""
+
+    def set_up_form(response: BaseResponse, url: str, environ: dict[str, str]) -> None:
+        querystring: dict[str, Any] = OrderedDict((key, [value]) for key, value in form.items())
+        _set_up_request(response, url, environ, form, querystring)
+        if response.automated_parameter_parsing and response._get_action():
+            content_type = environ.get("CONTENT_TYPE")
+            request = SimpleNamespace(method="POST", values=form, headers=response.headers, data=b"", path="/")
+            request.content_type = content_type
+            response.parse_parameters(request)  # type: ignore[arg-type]
+        _set_up_caller(response, environ)
+
+    return set_up_form
+
+
+def _set_up_request(
+    response: BaseResponse, url: str, environ: dict[str, str], form: ImmutableMultiDict, querystring: dict[str, Any]
+) -> None:
     parsed_url = _parsed_url(url)
     response.is_werkzeug_request = False
     response.parsed_url = parsed_url
     response.body = ""
     response.raw_body = b""
-    response.form_data = _EMPTY_FORM
-    querystring: dict[str, Any] = OrderedDict()
+    response.form_data = form
     response.uri = url
     response.path = parsed_url.path
     response.raw_path = parsed_url.path
@@ -171,7 +225,9 @@ def set_up(response: BaseResponse, url: str, environ: dict[str, str], params: di
     response.partition = get_partition(response.region)
     response.uri_match = {}
     response.response_headers = {"server": "amazon.com", "date": http_date(utcnow())}
-    response.params = params
+
+
+def _set_up_caller(response: BaseResponse, environ: dict[str, str]) -> None:
     response.access_key = _access_key(type(response), environ["HTTP_AUTHORIZATION"])
     response.current_account = response.get_current_account()
     mark_account_as_visited(
@@ -180,6 +236,16 @@ def set_up(response: BaseResponse, url: str, environ: dict[str, str], params: di
         service=response.service_name,  # type: ignore[arg-type]
         region=response.region,
     )
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @once_per_key

@@ -16,9 +16,10 @@
   moto's path.
 - Request ids. moto runs a regular expression over every response body to put the request id
   into an XML `<RequestId>` element; a body without that element (every JSON response) is left as
-  it is, which is what the substitution does to it, without reading it through. The id itself
-  (`x-amzn-requestid`, 52 letters and digits) is drawn with one `choices` call of moto's random
-  source, not moto's 52 calls of `choice` (about a quarter of a DescribeExecution's CPU in moto).
+  it is, which is what the substitution does to it, without reading it through; an XML body gets
+  moto's substitution. The id itself (`x-amzn-requestid`, 52 letters and digits) is drawn with one
+  `choices` call of moto's random source, not moto's 52 calls of `choice` (about a quarter of a
+  DescribeExecution's CPU in moto, a tenth of an SNS Publish's).
 
 - Plain leaves. A JSON serializer writes a member's `str` string or `bool` boolean as it is (moto's
   string writer takes str() of it, and a boolean has no writer of its own): such a member is put
@@ -58,6 +59,7 @@ _ORIGINAL_ENRICH = BaseResponse._enrich_response
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _REQUEST_ID_CHARACTERS = string.ascii_letters + string.digits  # moto's get_random_string(length=52)
 _REQUEST_ID_LENGTH = 52
+_REQUEST_ID_IN_XML = re.compile(r"(?<=<RequestId>).*(?=<\/RequestId>)")  # moto's _enrich_response's
 _ISO_8601 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)")
 Member = tuple[str, Shape, tuple[str, ...]]  # member key, its shape, the keys to try in moto's order
 
@@ -189,14 +191,18 @@ def _convert_timestamp_to_str(self: Any, value: Any, timestamp_format: str) -> A
 
 
 def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
-    if isinstance(body, str) and "<RequestId>" not in body:  # the headers' part, as moto does it
-        if "status" in headers:
-            headers["status"] = str(headers["status"])
-        request_id = "".join(mock_random.choices(_REQUEST_ID_CHARACTERS, k=_REQUEST_ID_LENGTH))
-        if isinstance(headers, dict):  # as gen_amzn_requestid_long sets it
-            headers["x-amzn-requestid"] = request_id
-        return headers, body
-    return _ORIGINAL_ENRICH(headers, body)
+    """moto's: the status as text, a request id in the headers and in an XML body's <RequestId>; the
+    id drawn from moto's random source in one call, not one per character."""
+    if not isinstance(body, str):
+        return _ORIGINAL_ENRICH(headers, body)
+    if "status" in headers:
+        headers["status"] = str(headers["status"])
+    request_id = "".join(mock_random.choices(_REQUEST_ID_CHARACTERS, k=_REQUEST_ID_LENGTH))
+    if isinstance(headers, dict):  # as gen_amzn_requestid_long sets it
+        headers["x-amzn-requestid"] = request_id
+    if "<RequestId>" in body:
+        body = _REQUEST_ID_IN_XML.sub(request_id, body)
+    return headers, body
 
 
 def patches() -> list[Patch]:

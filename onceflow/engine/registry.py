@@ -36,6 +36,8 @@ PATCH_ORDER = (
     # Always on, first: StartExecution, DescribeExecution and StopExecution as strict as AWS (then
     # executions, qualified_executions, express_executions and quotas wrap them).
     "stepfunctions.strict",
+    # A JSON-protocol body is the request's parameters, never a query string (every service).
+    "protocols.json_bodies",
     # Task states call as the state machine's role (then integration_clients replaces the same names,
     # with clients signed the same way).
     "iam.task_credentials",

@@ -26,10 +26,9 @@ Taken by a service whose moto response class parses its parameters automatically
   goes with its body after all, so it fails as it failed.
 
 What a handed response object does not get, and moto's handlers for these services do not read:
-`normalized_request` (the request object); for JSON, a `body`/`raw_body` (empty: DynamoDB's
-handlers read `self.body` only after call_action set it to the parameters) and `querystring`/`data`
-(moto's parse of a JSON body as a query string: pairs with no meaning, which moto's real path even
-reads an `Action` from when a value holds "&Action="; empty here). Its headers are the ones moto
+`normalized_request` (the request object) and, for JSON, a `body`/`raw_body` (empty: DynamoDB's
+handlers read `self.body` only after call_action set it to the parameters). Its query string is the
+URL's (none), as protocols/json_bodies.py makes it for a JSON body; its headers are the ones moto
 reads from the request, less Content-Length. tests/engine/test_handed_params.py compares a handed
 response object with the one setup_class makes, attribute by attribute, the parameters with moto's
 parse of botocore's body for every operation of DynamoDB and SQS, and calls' answers both ways.

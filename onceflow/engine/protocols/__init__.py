@@ -1,0 +1,1 @@
+"""What AWS's wire protocols mean, where moto reads a request otherwise (json_bodies.py)."""

@@ -65,8 +65,9 @@ def patches(before: Iterable[Patch]) -> list[Patch]:
         finally:
             _READING_JSON_BODY.reset(reading)
         # moto falls back to the headers when it found no query string; the URL's is the request's.
-        query = OrderedDict(urllib.parse.parse_qs(self.parsed_url.query, keep_blank_values=True))
-        self.querystring = self.data = moto_responses._decode_dict(query)
+        query = self.parsed_url.query
+        parsed = OrderedDict(urllib.parse.parse_qs(query, keep_blank_values=True)) if query else OrderedDict()
+        self.querystring = self.data = moto_responses._decode_dict(parsed) if parsed else parsed
         return None
 
     return [(moto_responses, "parse_qsl", _parse_qsl), (BaseResponse, "setup_class", setup_class)]

@@ -62,6 +62,8 @@ def test_the_limit_falls_where_moto_puts_it(set_attribute: Any) -> None:
     item = LimitedSizeDict()
     for name, value in (("pk", {"S": "k"}), ("é", {"S": "ü" * 10}), ("n", {"N": "12345"})):
         set_attribute(item, name, DynamoType(value))
+    for index, value in enumerate(VALUES):  # every kind of value already in the item is counted as moto counts it
+        set_attribute(item, f"kind{index}ü", DynamoType(value))
     used = sum(map(moto_size, item.keys())) + sum(map(moto_size, item.values()))
     room = item_sizes.LIMIT - used - len("big")
     set_attribute(item, "big", DynamoType({"S": "x" * room}))

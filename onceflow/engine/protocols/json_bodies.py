@@ -44,10 +44,16 @@ def is_json_protocol(content_type: str | None) -> bool:
     return bool(content_type) and content_type.startswith(JSON_PROTOCOL_TYPES)  # type: ignore[union-attr]
 
 
+# What setup_class reads of a JSON-protocol body: a placeholder pair, which keeps moto from falling back
+# to the headers as the query string (a walk of every header) and which setup_class's wrapper
+# replaces by the URL's query string before anything else reads it.
+_PLACEHOLDER = [("", "")]
+
+
 def _parse_qsl(qs: Any, *args: Any, **kwargs: Any) -> list[tuple[Any, Any]]:
     """urllib's parse_qsl, but nothing of a JSON-protocol body (setup_class's only use of it)."""
     if _READING_JSON_BODY.get():
-        return []
+        return _PLACEHOLDER
     return urllib.parse.parse_qsl(qs, *args, **kwargs)
 
 
@@ -64,7 +70,7 @@ def patches(before: Iterable[Patch]) -> list[Patch]:
             moto_setup_class(self, request, full_url, headers, use_raw_body)
         finally:
             _READING_JSON_BODY.reset(reading)
-        # moto falls back to the headers when it found no query string; the URL's is the request's.
+        # The URL's query string is the request's.
         query = self.parsed_url.query
         parsed = OrderedDict(urllib.parse.parse_qs(query, keep_blank_values=True)) if query else OrderedDict()
         self.querystring = self.data = moto_responses._decode_dict(parsed) if parsed else parsed

@@ -47,11 +47,11 @@ def is_json_protocol(content_type: str | None) -> bool:
 # What setup_class reads of a JSON-protocol body: a placeholder pair, which keeps moto from falling back
 # to the headers as the query string (a walk of every header) and which setup_class's wrapper
 # replaces by the URL's query string before anything else reads it.
-_PLACEHOLDER = [("", "")]
+_PLACEHOLDER: tuple[tuple[str, str], ...] = (("", ""),)
 
 
-def _parse_qsl(qs: Any, *args: Any, **kwargs: Any) -> list[tuple[Any, Any]]:
-    """urllib's parse_qsl, but nothing of a JSON-protocol body (setup_class's only use of it)."""
+def _parse_qsl(qs: Any, *args: Any, **kwargs: Any) -> Any:
+    """urllib's parse_qsl; for a JSON-protocol body (setup_class's only use of it), the placeholder."""
     if _READING_JSON_BODY.get():
         return _PLACEHOLDER
     return urllib.parse.parse_qsl(qs, *args, **kwargs)

@@ -108,7 +108,8 @@ class DirectCall:
 
     def __call__(self, model: Any, params: dict[str, Any], request_signer: Any, **_: Any) -> Any:
         if handed_params.HANDED in params:
-            answer = self._handed(model, params, request_signer, self._json_set_up(model, params))
+            set_up = handed_params.json_set_up(model.name, params[handed_params.HANDED])
+            answer = self._handed(model, params, request_signer, set_up)
             if answer is not None:
                 return answer
             self._handing.write_body(params, model)  # type: ignore[union-attr]
@@ -133,17 +134,6 @@ class DirectCall:
             except HTTPException as error:
                 status, headers, body = error.code, error.get_headers(), error.get_body()
         return self._parsed(url, model, int(status), headers, body)
-
-    def _json_set_up(self, model: Any, params: dict[str, Any]) -> handed_params.SetUp:
-        """Set a response object up with the JSON parameters `params` carries (HANDED)."""
-
-        def set_up(response: Any, url: str, environ: dict[str, str]) -> None:
-            moto_params = handed_params.moto_params(
-                type(response), response.boto3_service_name, model.name, params[handed_params.HANDED]
-            )
-            handed_params.set_up(response, url, environ, moto_params)
-
-        return set_up
 
     def _handed(
         self, model: Any, params: dict[str, Any], request_signer: Any, set_up: handed_params.SetUp

@@ -46,6 +46,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from botocore.model import Shape
+from botocore.serialize import JSONSerializer
 from moto import settings
 from moto.core import parse
 from moto.core.responses import BaseResponse
@@ -86,11 +87,11 @@ def moto_needs() -> list[Need]:
         need(BaseResponse, "get_access_key"),
         need(BaseResponse, "get_current_account"),
         need(BaseResponse, "PROTOCOL_PARSER_MAP_TYPE"),
-        need(parse.BaseJSONParser, "_parse_structure", "shape", "value"),
+        need(BaseResponse, "parse_parameters", "request"),  # a form's parameters, parsed by moto
+        need(BaseResponse, "_get_action"),
         need(parse.BaseJSONParser, "_parse_integer"),
         need(parse.BaseJSONParser, "_parse_float", "shape", "value"),
         need(parse, "default_blob_parser", "value"),
-        need(parse, "default_timestamp_parser", "value"),
         need(settings, "INITIAL_NO_AUTH_ACTION_COUNT"),
     ]
 
@@ -164,6 +165,17 @@ def set_up(response: BaseResponse, url: str, environ: dict[str, str], params: di
     _set_up_request(response, url, environ, _EMPTY_FORM, OrderedDict())
     response.params = params
     _set_up_caller(response, environ)
+
+
+def json_set_up(operation: str, api_params: Any) -> SetUp:
+    """Set a response object up with moto's parse of the JSON body botocore would write for
+    `api_params` (raises Unconverted where the plan cannot make it exactly)."""
+
+    def set_up_json(response: BaseResponse, url: str, environ: dict[str, str]) -> None:
+        params = moto_params(type(response), response.boto3_service_name, operation, api_params)
+        set_up(response, url, environ, params)
+
+    return set_up_json
 
 
 def form_of(body: dict[Any, Any]) -> ImmutableMultiDict | None:
@@ -314,7 +326,7 @@ def make_plan(shape: Shape) -> Plan:
         return plan
 
     def _structure(current: Any) -> Plan:
-        members: dict[str, tuple[int, Plan | None, bool]] = {}
+        members: dict[str, tuple[int, Plan, bool]] = {}
 
         def read(value: Any) -> Any:
             if type(value) is not dict:
@@ -329,7 +341,7 @@ def make_plan(shape: Shape) -> Plan:
                     if as_is:
                         continue  # written as null, left out by moto
                     raise Unconverted(f"{current.name}.{name}")
-                found.append((position, name, plan(item)))  # type: ignore[misc]
+                found.append((position, name, plan(item)))
             if len(found) > 1:
                 found.sort(key=lambda entry: entry[0])  # moto's parse: the shape's order
             return {name: item for _, name, item in found}
@@ -353,6 +365,9 @@ def make_plan(shape: Shape) -> Plan:
         return read
 
     def _map(current: Any) -> Plan:
+        if current.key.type_name != "string":  # moto reads such a key by its type: left to the round trip
+            made[current.name] = _unconverted(current.name)
+            return made[current.name]
         cells: list[Plan] = []
 
         def read(value: Any) -> Any:
@@ -364,10 +379,6 @@ def make_plan(shape: Shape) -> Plan:
             }
 
         made[current.name] = read
-        if current.key.type_name != "string":
-            raise_on_use = _unconverted(current.name)
-            made[current.name] = raise_on_use
-            return raise_on_use
         cells.append(plan_of(current.value))
         return read
 
@@ -447,13 +458,7 @@ def _json_key(key: Any, where: str) -> str:
     return key
 
 
-def _writer() -> Any:
-    from botocore.serialize import JSONSerializer
-
-    return JSONSerializer()
-
-
-_WRITER = _writer()  # botocore's own conversions of what it writes for floats and blobs
+_WRITER = JSONSerializer()  # botocore's own conversions of what it writes for floats and blobs
 _SCALARS: dict[str, Plan] = {
     "integer": _integer,
     "long": _integer,

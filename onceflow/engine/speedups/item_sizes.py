@@ -60,16 +60,8 @@ def _utf8_size(text: str) -> int:
 
 
 def set_attribute(self: LimitedSizeDict, key: str, value: Any) -> None:
-    """LimitedSizeDict.__setitem__: the item's size with this attribute added, checked, then set.
-    size_of, inlined for the names and the S and N values that make most items."""
-    current = 0
-    for name, item in dict.items(self):
-        current += (len(name) if name.isascii() else len(name.encode("utf-8"))) if type(name) is str else size_of(name)
-        if type(item) is DynamoType and type(item.value) is str and (item.type == "S" or item.type == "N"):
-            text = item.value
-            current += len(text) if item.type == "N" or text.isascii() else len(text.encode("utf-8"))
-        else:
-            current += size_of(item)
+    """LimitedSizeDict.__setitem__: the item's size with this attribute added, checked, then set."""
+    current = sum(map(size_of, self.keys())) + sum(map(size_of, self.values()))
     if current + bytesize(key) + size_of(value) > LIMIT:
         raise ItemSizeTooLarge
     dict.__setitem__(self, key, value)
